@@ -1,0 +1,183 @@
+#include "audit/audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interposer/call.h"
+#include "interposer/task.h"
+#include "syscall-table/decode.h"
+#include "syscall-table/table.h"
+
+struct audit {
+	FILE *f;
+	enum audit_level level;
+};
+
+struct audit *audit_open(const char *path, enum audit_level level)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	struct audit *a = calloc(1, sizeof *a);
+	if (!a || !(a->f = fdopen(fd, "a"))) {
+		int e = errno;
+		free(a);
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	a->level = level;
+	return a;
+}
+
+void audit_close(struct audit *a)
+{
+	if (!a)
+		return;
+	fclose(a->f);
+	free(a);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void head(FILE *f, pid_t tid, pid_t tgid)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char when[40];
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(f, "{\"time\":\"%s.%06ldZ\",\"pid\":%d,\"tid\":%d,\"comm\":", when,
+		ts.tv_nsec / 1000, tgid, tid);
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof path, "/proc/%d/comm", tid);
+	FILE *cf = fopen(path, "re");
+	if (cf) {
+		if (fgets(comm, sizeof comm, cf))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(cf);
+	}
+	json_str(f, comm);
+}
+
+static const char *decision_of(const struct verdict *v)
+{
+	switch (v->kind) {
+	case V_DENY: return "deny";
+	case V_KILL: return "kill";
+	case V_CONTINUE: return "allow";
+	default: return "emulate";
+	}
+}
+
+void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result)
+{
+	bool denial = v->kind == V_DENY || v->kind == V_KILL;
+	if (!denial && a->level == AUDIT_DENIALS)
+		return;
+	FILE *f = a->f;
+	pid_t tgid = c->task && c->task->proc ? c->task->proc->tgid : c->tid;
+	head(f, c->tid, tgid);
+	fputs(",\"exe\":", f);
+	json_str(f, c->task && c->task->proc ? c->task->proc->exe : "");
+	fputs(",\"syscall\":", f);
+	json_str(f, c->ent && c->ent->name ? c->ent->name : "unknown");
+	fprintf(f, ",\"nr\":%d,\"args\":[", c->nr);
+	int slot = 0;
+	for (int i = 0; i < 6; i++) {
+		unsigned kind = c->ent ? c->ent->arg[i] : (i < 6 ? A_HEX : A_NONE);
+		if (kind == A_NONE)
+			break;
+		if (i)
+			fputc(',', f);
+		char buf[PATH_MAX + 64];
+		if ((kind == A_PATH) && slot < c->npath) {
+			json_str(f, c->path[slot++]);
+			continue;
+		}
+		sc_decode_arg(buf, sizeof buf, kind, c->arg[i]);
+		json_str(f, buf);
+	}
+	fputc(']', f);
+	if (c->npath > 0) {
+		fputs(",\"path\":", f);
+		json_str(f, c->path[0]);
+		if (c->resolved[0][0]) {
+			fputs(",\"resolved\":", f);
+			json_str(f, c->resolved[0]);
+		}
+	}
+	if (c->npath > 1) {
+		fputs(",\"path2\":", f);
+		json_str(f, c->path[1]);
+		if (c->resolved[1][0]) {
+			fputs(",\"resolved2\":", f);
+			json_str(f, c->resolved[1]);
+		}
+	}
+	if (c->detail[0]) {
+		fputs(",\"detail\":", f);
+		json_str(f, c->detail);
+	}
+	fprintf(f, ",\"result\":%lld", (long long)result);
+	if (result < 0) {
+		const char *en = sc_errno_name((int)-result);
+		fputs(",\"errno\":", f);
+		json_str(f, en ? en : "?");
+	}
+	fprintf(f, ",\"decision\":\"%s\"", decision_of(v));
+	if (v->rule) {
+		fputs(",\"rule\":", f);
+		json_str(f, v->rule);
+	}
+	fputs("}\n", f);
+	fflush(f);
+}
+
+void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		const char *path, const char *resolved, int err, const char *decision,
+		const char *rule)
+{
+	if (!a)
+		return;
+	FILE *f = a->f;
+	head(f, tid, tgid);
+	fputs(",\"exe\":", f);
+	json_str(f, exe ? exe : "");
+	fputs(",\"syscall\":", f);
+	json_str(f, syscall);
+	fputs(",\"path\":", f);
+	json_str(f, path ? path : "");
+	if (resolved && resolved[0]) {
+		fputs(",\"resolved\":", f);
+		json_str(f, resolved);
+	}
+	fprintf(f, ",\"result\":%d", -err);
+	if (err) {
+		const char *en = sc_errno_name(err);
+		fputs(",\"errno\":", f);
+		json_str(f, en ? en : "?");
+	}
+	fprintf(f, ",\"decision\":\"%s\",\"rule\":", decision);
+	json_str(f, rule);
+	fputs("}\n", f);
+	fflush(f);
+}

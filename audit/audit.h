@@ -1,0 +1,28 @@
+/* The audit log: one JSON object per line (docs/audit.md).
+ *
+ * audit/ records; it never decides.  The dispatcher calls audit_call for
+ * every supervised call; what is written depends on the level. */
+#ifndef MOAT_AUDIT_H
+#define MOAT_AUDIT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct call;
+struct verdict;
+
+enum audit_level { AUDIT_DENIALS, AUDIT_SUPERVISED };
+
+struct audit;
+
+/* Open `path` for appending (created 0600).  NULL + errno. */
+struct audit *audit_open(const char *path, enum audit_level level);
+void audit_close(struct audit *a);
+/* Record a supervised call and its verdict (denials always). */
+void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result);
+/* Record a decision taken at a ptrace stop (exec), outside any call. */
+void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		const char *path, const char *resolved, int err, const char *decision,
+		const char *rule);
+
+#endif

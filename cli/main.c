@@ -1,0 +1,257 @@
+/* moat: run a program with every resource-naming syscall serviced by a
+ * supervisor.  Option parsing and the run's setup and teardown; the work
+ * is in the modules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "fs-emulation/vfs.h"
+#include "interposer/sandbox.h"
+
+#define MOAT_VERSION "0.1.0"
+#define MAX_ENV 128
+
+static void usage(FILE *f)
+{
+	fputs("usage: moat run [OPTIONS] -- CMD [ARGS...]\n"
+	      "\n"
+	      "  --ro-bind SRC DST   show host directory SRC at DST, read-only\n"
+	      "  --bind SRC DST      show host directory SRC at DST, writable\n"
+	      "  --tmpfs DST         a private empty writable directory at DST\n"
+	      "  --chdir DIR         start in DIR (default /workspace)\n"
+	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
+	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
+	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
+	      "  --version, --help\n",
+	      f);
+}
+
+static int die(const char *fmt, const char *arg, const char *hint)
+{
+	fprintf(stderr, "moat: ");
+	fprintf(stderr, fmt, arg);
+	if (hint)
+		fprintf(stderr, " (%s)", hint);
+	fputc('\n', stderr);
+	return 125;
+}
+
+static int parse_id(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || v > 0xfffffffeUL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static bool valid_env_name(const char *s)
+{
+	if (!*s || strchr(s, '='))
+		return false;
+	return true;
+}
+
+static int kernel_ok(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+	if (uname(&u) == 0)
+		sscanf(u.release, "%d.%d", &maj, &min);
+	return maj > 5 || (maj == 5 && min >= 14);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static struct vfs_mount_req req[VFS_MAX_MOUNTS];
+	int nreq = 0;
+	static char *env[MAX_ENV + 1];
+	int nenv = 0;
+	const char *chdir_to = "/workspace";
+	const char *audit_log = NULL;
+	bool root = geteuid() == 0;
+	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
+	bool uid_set = false;
+
+	static char envbuf[MAX_ENV][4096];
+	const char *lang = getenv("LANG"), *term = getenv("TERM");
+	snprintf(envbuf[nenv], sizeof envbuf[0], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	env[nenv] = envbuf[nenv], nenv++;
+	snprintf(envbuf[nenv], sizeof envbuf[0], "HOME=/workspace");
+	env[nenv] = envbuf[nenv], nenv++;
+	snprintf(envbuf[nenv], sizeof envbuf[0], "LANG=%s", lang && *lang ? lang : "C.UTF-8");
+	env[nenv] = envbuf[nenv], nenv++;
+	snprintf(envbuf[nenv], sizeof envbuf[0], "TERM=%s", term && *term ? term : "dumb");
+	env[nenv] = envbuf[nenv], nenv++;
+
+	int i = 0;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		int need = 0;
+		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv"))
+			need = 2;
+		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
+			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log"))
+			need = 1;
+		else
+			return die("unknown option %s", a, "see moat run --help");
+		if (i + need >= argc)
+			return die("%s needs %s", a, need == 2 ? "two arguments" : "an argument");
+		const char *x = argv[i + 1], *y = need == 2 ? argv[i + 2] : NULL;
+		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs")) {
+			const char *dst = strcmp(a, "--tmpfs") == 0 ? x : y;
+			if (dst[0] != '/')
+				return die("%s: the destination must be an absolute path", dst, a);
+			if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 ||
+			    strncmp(dst, "/dev", 4) == 0)
+				if (strcmp(dst, "/dev/shm") != 0)
+					return die("%s: cannot mount over the root, /proc or /dev", dst, a);
+			if (nreq + 12 >= VFS_MAX_MOUNTS)
+				return die("too many mounts%s", "", NULL);
+			if (strcmp(a, "--tmpfs") != 0) {
+				struct stat st;
+				if (stat(x, &st) < 0)
+					return die("%s: source does not exist", x, "give an existing host directory");
+				if (!S_ISDIR(st.st_mode))
+					return die("%s: source is not a directory", x, "only directories can be bound");
+			}
+			req[nreq++] = (struct vfs_mount_req){
+				.src = strcmp(a, "--tmpfs") == 0 ? NULL : x,
+				.dst = dst,
+				.kind = strcmp(a, "--tmpfs") == 0 ? MNT_TMPFS : MNT_BIND,
+				.ro = strcmp(a, "--ro-bind") == 0,
+			};
+		} else if (!strcmp(a, "--setenv")) {
+			if (!valid_env_name(x))
+				return die("--setenv: invalid variable name '%s'", x, NULL);
+			if (nenv == MAX_ENV)
+				return die("too many --setenv%s", "", NULL);
+			int slot = nenv;
+			for (int k = 0; k < nenv; k++)
+				if (!strncmp(env[k], x, strlen(x)) && env[k][strlen(x)] == '=')
+					slot = k;
+			if ((size_t)snprintf(envbuf[slot], sizeof envbuf[0], "%s=%s", x, y) >= sizeof envbuf[0])
+				return die("--setenv %s: value too long", x, NULL);
+			env[slot] = envbuf[slot];
+			if (slot == nenv)
+				nenv++;
+		} else if (!strcmp(a, "--chdir")) {
+			if (x[0] != '/')
+				return die("--chdir %s: must be an absolute path inside the sandbox", x, NULL);
+			chdir_to = x;
+		} else if (!strcmp(a, "--uid") || !strcmp(a, "--gid")) {
+			unsigned v;
+			if (parse_id(x, &v) < 0)
+				return die("%s: not a numeric id", x, a);
+			if (!root && v != (a[2] == 'u' ? geteuid() : getegid()))
+				return die("%s: only root can run the sandbox as another id", x, a);
+			if (a[2] == 'u')
+				uid = v, uid_set = true;
+			else
+				gid = v;
+		} else if (!strcmp(a, "--audit-log")) {
+			audit_log = x;
+		}
+		i += need;
+	}
+	(void)uid_set;
+	if (i >= argc)
+		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
+	if (!kernel_ok())
+		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
+	env[nenv] = NULL;
+
+	static struct sandbox sb;
+	static struct vfs v;
+	sb.opt.argv = argv + i;
+	sb.opt.chdir = chdir_to;
+	sb.opt.env = env;
+	sb.opt.uid = uid;
+	sb.opt.gid = gid;
+	sb.opt.audit_log = audit_log;
+	sb.uid = uid;
+	sb.gid = gid;
+	sb.as_root = root;
+	sb.vfs = &v;
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+		return die("getrandom failed%s", "", NULL);
+	for (int k = 0; k < 8; k++)
+		snprintf(sb.id + 2 * k, 3, "%02x", rnd[k]);
+
+	if (audit_log) {
+		sb.audit = audit_open(audit_log, AUDIT_DENIALS);
+		if (!sb.audit)
+			return die("--audit-log %s: cannot open", audit_log, strerror(errno));
+	}
+	const char *tmp = getenv("MOAT_SCRATCH");
+	char scratch[PATH_MAX];
+	snprintf(scratch, sizeof scratch, "%s/moat-%s", tmp && *tmp ? tmp : "/tmp", sb.id);
+	/* 0711: the sandbox uid may pass through (the kernel walks exec
+	 * paths with its credentials) but not list. */
+	if (mkdir(scratch, 0711) < 0 || chmod(scratch, 0711) < 0)
+		return die("cannot create the scratch directory %s", scratch, strerror(errno));
+	umask(0); /* the sandbox's own umask is applied by each handler */
+	char err[512];
+	int r = vfs_setup(&v, scratch, uid, gid, req, nreq, err, sizeof err);
+	int code;
+	if (r < 0) {
+		code = die("%s", err, NULL);
+	} else {
+		struct vfs_path p;
+		creds_sandbox(&sb);
+		r = vfs_walk(&v, NULL, "/", chdir_to, VW_FOLLOW, &p);
+		creds_self(&sb);
+		if (r < 0 || !p.exists || !S_ISDIR(p.st.st_mode)) {
+			code = die("--chdir %s: no such directory in the sandbox", chdir_to, NULL);
+		} else {
+			sb.opt.chdir = p.vpath[0] ? strdup(p.vpath) : chdir_to;
+			code = sandbox_run(&sb);
+		}
+		if (r == 0)
+			vfs_path_release(&p);
+	}
+	vfs_teardown(&v);
+	audit_close(sb.audit);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 125;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("moat %s\n", MOAT_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "run")) {
+		if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+			usage(stdout);
+			return 0;
+		}
+		return cmd_run(argc - 2, argv + 2);
+	}
+	fprintf(stderr, "moat: unknown command '%s' (try: moat run -- CMD)\n", argv[1]);
+	return 125;
+}

@@ -1,0 +1,202 @@
+/* exec resolution: the binary, a `#!` interpreter chain, and the ELF
+ * interpreter, each decided in the virtual filesystem. */
+#include "fs-emulation/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-emulation/vfs.h"
+
+/* PT_INTERP of an ELF file, or "" when it has none.  0 or -ENOEXEC. */
+static int elf_interp(int fd, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -ENOEXEC;
+	int r = 0;
+	size_t n;
+	if (elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0) {
+		r = -ENOEXEC;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP)
+			continue;
+		if (ph.p_filesz == 0 || ph.p_filesz >= outlen) {
+			r = -ENOEXEC;
+			break;
+		}
+		ssize_t got = pread(fd, out, ph.p_filesz, (off_t)ph.p_offset);
+		if (got != (ssize_t)ph.p_filesz) {
+			r = -ENOEXEC;
+			break;
+		}
+		out[ph.p_filesz] = '\0';
+		if (strlen(out) != ph.p_filesz - 1)
+			r = -ENOEXEC; /* the kernel also wants exactly one NUL at the end */
+		break;
+	}
+out:
+	elf_end(e);
+	return r;
+}
+
+static int resolve_file(struct vfs *v, struct task *t, const char *base, const char *path,
+			bool nofollow, struct exec_plan *plan, struct vfs_path *node, int *fd)
+{
+	int r = vfs_walk(v, t, base, path, nofollow ? 0 : VW_FOLLOW, node);
+	if (r < 0 || !node->exists) {
+		if (node->outside) {
+			plan->outside = true;
+			snprintf(plan->denied_path, sizeof plan->denied_path, "%s", path);
+		}
+		if (r == 0)
+			vfs_path_release(node);
+		return r < 0 ? r : -ENOENT;
+	}
+	if (S_ISLNK(node->st.st_mode)) {
+		vfs_path_release(node);
+		return -ELOOP;
+	}
+	if (!S_ISREG(node->st.st_mode) || node->kind != VN_HOST) {
+		vfs_path_release(node);
+		return -EACCES;
+	}
+	*fd = vfs_open(v, t, node, O_RDONLY, 0);
+	if (*fd < 0) {
+		/* Execute-only files: the kernel may still run them; we
+		 * cannot look inside, so it must be a plain binary for us. */
+		if (*fd != -EACCES) {
+			vfs_path_release(node);
+			return *fd;
+		}
+	}
+	return 0;
+}
+
+int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path,
+		     bool nofollow, struct exec_plan *plan)
+{
+	memset(plan, 0, offsetof(struct exec_plan, prefix));
+	plan->nprefix = 0;
+	plan->outside = false;
+	char cur[PATH_MAX];
+	snprintf(cur, sizeof cur, "%s", path);
+	/* Scripts nest (the interpreter may itself be a script); the kernel
+	 * allows a few levels, and so do we. */
+	char chain[EXEC_MAX_PREFIX][PATH_MAX];
+	int nchain = 0;
+	for (int depth = 0;; depth++) {
+		if (depth > 4)
+			return -ELOOP;
+		struct vfs_path node;
+		int fd = -1;
+		int r = resolve_file(v, t, base, cur, depth == 0 && nofollow, plan, &node, &fd);
+		if (r < 0)
+			return r;
+		char hdr[256];
+		ssize_t n = fd >= 0 ? pread(fd, hdr, sizeof hdr - 1, 0) : 0;
+		if (n < 0)
+			n = 0;
+		hdr[n] = '\0';
+		if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
+			close(fd);
+			vfs_path_release(&node);
+			/* "#!interp [one-arg]" as the kernel splits it. */
+			char *line = hdr + 2;
+			line[strcspn(line, "\n")] = '\0';
+			while (*line == ' ' || *line == '\t')
+				line++;
+			if (!*line)
+				return -ENOEXEC;
+			char *sp = line + strcspn(line, " \t");
+			char *arg = NULL;
+			if (*sp) {
+				*sp++ = '\0';
+				while (*sp == ' ' || *sp == '\t')
+					sp++;
+				size_t al = strlen(sp);
+				while (al && (sp[al - 1] == ' ' || sp[al - 1] == '\t'))
+					sp[--al] = '\0';
+				if (*sp)
+					arg = sp;
+			}
+			/* The kernel's argv: interp [arg] script args...; for a
+			 * chain, the outer interpreter goes first. */
+			if (nchain + (arg ? 2 : 1) + 1 > EXEC_MAX_PREFIX)
+				return -E2BIG;
+			char tmp[EXEC_MAX_PREFIX][PATH_MAX];
+			int nt = 0;
+			snprintf(tmp[nt++], PATH_MAX, "%s", line);
+			if (arg)
+				snprintf(tmp[nt++], PATH_MAX, "%s", arg);
+			snprintf(tmp[nt++], PATH_MAX, "%s", cur);
+			/* the previous chain's first element (this script as named) is
+			 * replaced by the new triple */
+			int keep_from = nchain ? 1 : 0;
+			char merged[EXEC_MAX_PREFIX][PATH_MAX];
+			int nm = 0;
+			for (int i = 0; i < nt; i++)
+				memcpy(merged[nm++], tmp[i], PATH_MAX);
+			for (int i = keep_from; i < nchain; i++)
+				memcpy(merged[nm++], chain[i], PATH_MAX);
+			for (int i = 0; i < nm; i++)
+				memcpy(chain[i], merged[i], PATH_MAX);
+			nchain = nm;
+			snprintf(cur, sizeof cur, "%s", line);
+			continue;
+		}
+		/* The binary itself. */
+		plan->dev = node.st.st_dev;
+		plan->ino = node.st.st_ino;
+		snprintf(plan->vpath, sizeof plan->vpath, "%s", node.vpath);
+		r = vfs_host_path(&node, plan->host, sizeof plan->host);
+		vfs_path_release(&node);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+		if (fd >= 0 && n >= 4 && memcmp(hdr, "\177ELF", 4) == 0) {
+			char interp[PATH_MAX];
+			r = elf_interp(fd, interp, sizeof interp);
+			close(fd);
+			if (r < 0)
+				return r;
+			if (interp[0]) {
+				/* The kernel opens PT_INTERP by host path: it must be
+				 * the very file the virtual path names. */
+				struct vfs_path in;
+				r = vfs_walk(v, t, "/", interp, VW_FOLLOW, &in);
+				if (r < 0 || !in.exists) {
+					if (r == 0)
+						vfs_path_release(&in);
+					return -ENOENT;
+				}
+				vfs_path_release(&in);
+				struct stat hs;
+				if (stat(interp, &hs) < 0 || hs.st_dev != in.st.st_dev ||
+				    hs.st_ino != in.st.st_ino)
+					return -EACCES;
+				plan->has_interp = true;
+				plan->interp_dev = hs.st_dev;
+				plan->interp_ino = hs.st_ino;
+			}
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		plan->nprefix = nchain;
+		for (int i = 0; i < nchain; i++)
+			memcpy(plan->prefix[i], chain[i], PATH_MAX);
+		return 0;
+	}
+}

@@ -1,0 +1,37 @@
+/* exec resolution in the virtual filesystem (rule 7). */
+#ifndef MOAT_EXEC_H
+#define MOAT_EXEC_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct vfs;
+struct task;
+
+#define EXEC_MAX_PREFIX 8
+
+/* What an exec will run.  For a `#!` script moat does the kernel's part:
+ * the interpreter (resolved virtually) is exec'd with argv
+ * [prefix..., script-as-named, argv[1]...], so the interpreter opens the
+ * script through the sandbox's own view. */
+struct exec_plan {
+	char host[PATH_MAX];     /* host path handed to the kernel */
+	char vpath[PATH_MAX];    /* virtual path of the binary run */
+	dev_t dev;
+	ino_t ino;
+	bool has_interp;         /* ELF PT_INTERP, opened by the kernel */
+	dev_t interp_dev;
+	ino_t interp_ino;
+	int nprefix;             /* 0 unless a script */
+	char prefix[EXEC_MAX_PREFIX][PATH_MAX];
+	bool outside;            /* the path named something outside the view */
+	char denied_path[PATH_MAX];
+};
+
+/* Resolve `path` (as the program named it) from virtual directory `base`.
+ * 0 or -errno as execve would fail (ENOENT, EACCES, ENOEXEC, ELOOP...). */
+int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path,
+		     bool nofollow, struct exec_plan *plan);
+
+#endif

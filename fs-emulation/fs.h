@@ -1,0 +1,28 @@
+/* Shared helpers of the file syscall handlers (sys_*.c). */
+#ifndef MOAT_FS_H
+#define MOAT_FS_H
+
+#include <fcntl.h>
+
+#include "fs-emulation/vfs.h"
+#include "interposer/call.h"
+
+#define ARG_CWD (-1) /* no dirfd argument: relative to the cwd */
+
+/* Read path argument `argi` into slot `slot` and walk it, relative to the
+ * dirfd in argument `dirfd_argi` (or the cwd).  0 or -errno; on error the
+ * verdict to return is fs_fail(c, p, err). */
+int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struct vfs_path *p);
+/* The verdict for a failed walk: a path outside the view is a denial
+ * (audited), anything else an ordinary emulated error. */
+struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err);
+/* The virtual directory a dirfd names, from the registry. */
+int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len);
+/* An O_PATH fd of the walked node itself (never following). */
+int fs_opath(struct call *c, struct vfs_path *p);
+/* "/proc/self/fd/N" for a supervisor fd. */
+void fs_fdpath(int fd, char *buf, size_t len);
+/* Register a granted fd's meaning. */
+void fs_register(int fd, const char *vpath);
+
+#endif

@@ -1,0 +1,235 @@
+/* The mount table and the default view. */
+#include "fs-emulation/vfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
+		     const char *host, char *err, size_t errlen)
+{
+	int idx = -1;
+	for (int i = 0; i < v->nmnt; i++)
+		if (strcmp(v->mnt[i].vpath, vpath) == 0)
+			idx = i; /* a later mount at the same place replaces it */
+	if (idx < 0) {
+		if (v->nmnt == VFS_MAX_MOUNTS) {
+			snprintf(err, errlen, "too many mounts (at most %d)", VFS_MAX_MOUNTS);
+			return -ENOSPC;
+		}
+		idx = v->nmnt++;
+	} else if (v->mnt[idx].root_fd >= 0) {
+		close(v->mnt[idx].root_fd);
+	}
+	struct vfs_mount *m = &v->mnt[idx];
+	snprintf(m->vpath, sizeof m->vpath, "%s", vpath);
+	m->vlen = strlen(vpath);
+	m->kind = kind;
+	m->ro = ro;
+	snprintf(m->host, sizeof m->host, "%s", host);
+	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (m->root_fd < 0 || fstat(m->root_fd, &st) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s for %s: %s", host, vpath, strerror(e));
+		v->nmnt--;
+		return -e;
+	}
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	return 0;
+}
+
+/* Make the directories of `vpath` in the root skeleton, as long as the
+ * path lies in the skeleton (not below another mount). */
+static int skeleton_mkdirs(struct vfs *v, const char *vpath)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", vpath);
+	for (char *s = buf + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (vfs_mount_of(v, buf) == &v->mnt[0]) {
+			char host[PATH_MAX * 2];
+			snprintf(host, sizeof host, "%s%s", v->mnt[0].host, buf);
+			if (mkdir(host, 0755) < 0 && errno != EEXIST)
+				return -errno;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+static int make_dir(const char *dir, const char *name, mode_t mode, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/%s", dir, name);
+	if (mkdir(out, mode) < 0)
+		return -errno;
+	return chmod(out, mode) < 0 ? -errno : 0; /* past the umask */
+}
+
+/* /bin, /lib...: kept as the host has them, a symlink or a directory. */
+static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
+{
+	char host[PATH_MAX], link[PATH_MAX];
+	snprintf(host, sizeof host, "/%s", name);
+	struct stat st;
+	if (lstat(host, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		ssize_t n = readlink(host, link, sizeof link - 1);
+		if (n < 0)
+			return 0;
+		link[n] = '\0';
+		char at[PATH_MAX * 2];
+		snprintf(at, sizeof at, "%s/%s", v->mnt[0].host, name);
+		return symlink(link, at) < 0 ? -errno : 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	if (skeleton_mkdirs(v, host) < 0)
+		return -errno;
+	return add_mount(v, host, MNT_BIND, true, host, err, errlen);
+}
+
+static int dev_skeleton(struct vfs *v, const char *dir)
+{
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom" };
+	for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, devs[i]);
+		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+	}
+	static const char *const links[][2] = {
+		{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+	};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, links[i][0]);
+		if (symlink(links[i][1], p) < 0)
+			return -errno;
+	}
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/shm", dir);
+	return mkdir(p, 01777) < 0 ? -errno : 0;
+}
+
+int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
+	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen)
+{
+	memset(v, 0, sizeof *v);
+	snprintf(v->scratch, sizeof v->scratch, "%s", scratch);
+	v->uid = uid;
+	v->gid = gid;
+	for (int i = 0; i < VFS_MAX_MOUNTS; i++)
+		v->mnt[i].root_fd = -1;
+	char root[PATH_MAX], dir[PATH_MAX];
+	int r;
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		if ((r = (x)) < 0) {                                                               \
+			if (!err[0])                                                               \
+				snprintf(err, errlen, "setting up the view: %s", strerror(-r));    \
+			return r;                                                                  \
+		}                                                                                  \
+	} while (0)
+	err[0] = '\0';
+	TRY(make_dir(scratch, "root", 0755, root, sizeof root));
+	TRY(add_mount(v, "/", MNT_ROOT, true, root, err, errlen));
+	TRY(skeleton_mkdirs(v, "/usr"));
+	TRY(add_mount(v, "/usr", MNT_BIND, true, "/usr", err, errlen));
+	static const char *const tops[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+	for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++)
+		TRY(mirror_top(v, tops[i], err, errlen));
+	TRY(skeleton_mkdirs(v, "/etc"));
+	TRY(add_mount(v, "/etc", MNT_BIND, true, "/etc", err, errlen));
+
+	TRY(make_dir(scratch, "tmp", 01777, dir, sizeof dir));
+	TRY(skeleton_mkdirs(v, "/tmp"));
+	TRY(add_mount(v, "/tmp", MNT_TMPFS, false, dir, err, errlen));
+	TRY(make_dir(scratch, "workspace", 0755, dir, sizeof dir));
+	if (chown(dir, uid, gid) < 0 && geteuid() == 0)
+		TRY(-errno);
+	TRY(skeleton_mkdirs(v, "/workspace"));
+	TRY(add_mount(v, "/workspace", MNT_TMPFS, false, dir, err, errlen));
+
+	TRY(make_dir(scratch, "dev", 0755, dir, sizeof dir));
+	TRY(dev_skeleton(v, dir));
+	TRY(skeleton_mkdirs(v, "/dev"));
+	TRY(add_mount(v, "/dev", MNT_DEV, false, dir, err, errlen));
+	TRY(make_dir(scratch, "shm", 01777, dir, sizeof dir));
+	TRY(add_mount(v, "/dev/shm", MNT_TMPFS, false, dir, err, errlen));
+	TRY(make_dir(scratch, "proc", 0555, dir, sizeof dir));
+	TRY(skeleton_mkdirs(v, "/proc"));
+	TRY(add_mount(v, "/proc", MNT_PROC, true, dir, err, errlen));
+	TRY(make_dir(scratch, "pv", 0711, dir, sizeof dir));
+
+	for (int i = 0; i < nreq; i++) {
+		const struct vfs_mount_req *q = &req[i];
+		char host[PATH_MAX];
+		if (q->kind == MNT_TMPFS) {
+			char name[32];
+			snprintf(name, sizeof name, "tmpfs%d", i);
+			TRY(make_dir(scratch, name, 01777, host, sizeof host));
+		} else if (!realpath(q->src, host)) {
+			snprintf(err, errlen, "%s: %s", q->src, strerror(errno));
+			return -errno;
+		}
+		TRY(skeleton_mkdirs(v, q->dst));
+		TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
+	}
+#undef TRY
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP || flag == FTW_D)
+		chmod(path, 0700), rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void vfs_teardown(struct vfs *v)
+{
+	for (int i = 0; i < v->nmnt; i++)
+		if (v->mnt[i].root_fd >= 0)
+			close(v->mnt[i].root_fd);
+	v->nmnt = 0;
+	if (v->scratch[0])
+		nftw(v->scratch, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+int vfs_mounts_text(struct vfs *v, char *buf, size_t len)
+{
+	size_t off = 0;
+	for (int i = 0; i < v->nmnt; i++) {
+		const struct vfs_mount *m = &v->mnt[i];
+		static const char *const fstype[] = { "rootfs", "bind", "tmpfs", "devtmpfs", "proc" };
+		int n = snprintf(buf + off, len - off, "%s %s %s %s 0 0\n",
+				 m->kind == MNT_BIND ? "moat" : fstype[m->kind], m->vpath,
+				 m->kind == MNT_BIND ? "none" : fstype[m->kind], m->ro ? "ro" : "rw");
+		if (n < 0 || (size_t)n >= len - off)
+			return -ENAMETOOLONG;
+		off += (size_t)n;
+	}
+	return (int)off;
+}

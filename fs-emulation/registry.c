@@ -1,0 +1,81 @@
+/* The registry of granted fds: (st_dev, st_ino) -> virtual path.
+ *
+ * The kernel keeps the fd tables; this only gives meaning back to an fd
+ * the sandbox passes where meaning is needed (a dirfd, fchdir,
+ * /proc/self/fd/N).  An inode the registry does not know means nothing. */
+#include "fs-emulation/vfs.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+struct reg_entry {
+	dev_t dev;
+	ino_t ino;
+	char *vpath;  /* NULL: empty slot */
+};
+
+static struct reg_entry *tab;
+static size_t cap, used;
+
+static size_t home(dev_t dev, ino_t ino)
+{
+	uint64_t key[2] = { (uint64_t)dev, (uint64_t)ino };
+	return (size_t)(XXH3_64bits(key, sizeof key) & (cap - 1));
+}
+
+static struct reg_entry *find_slot(dev_t dev, ino_t ino)
+{
+	for (size_t i = home(dev, ino);; i = (i + 1) & (cap - 1))
+		if (!tab[i].vpath || (tab[i].dev == dev && tab[i].ino == ino))
+			return &tab[i];
+}
+
+static int grow(void)
+{
+	size_t ncap = cap ? cap * 2 : 1024;
+	struct reg_entry *old = tab;
+	size_t ocap = cap;
+	struct reg_entry *n = calloc(ncap, sizeof *n);
+	if (!n)
+		return -1;
+	tab = n;
+	cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].vpath)
+			*find_slot(old[i].dev, old[i].ino) = old[i];
+	free(old);
+	return 0;
+}
+
+void reg_put(dev_t dev, ino_t ino, const char *vpath)
+{
+	if ((used + 1) * 10 >= cap * 7 && grow() < 0)
+		return; /* without memory the fd stays meaningless: lookups refuse */
+	struct reg_entry *e = find_slot(dev, ino);
+	if (e->vpath) {
+		if (strcmp(e->vpath, vpath) == 0)
+			return;
+		char *s = strdup(vpath);
+		if (!s)
+			return;
+		free(e->vpath);
+		e->vpath = s;
+		return;
+	}
+	e->vpath = strdup(vpath);
+	if (!e->vpath)
+		return;
+	e->dev = dev;
+	e->ino = ino;
+	used++;
+}
+
+const char *reg_get(dev_t dev, ino_t ino)
+{
+	if (!cap)
+		return NULL;
+	struct reg_entry *e = find_slot(dev, ino);
+	return e->vpath;
+}

@@ -1,0 +1,269 @@
+/* chmod, chown, truncate, utimes, xattrs, inotify_add_watch. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "fs-emulation/fs.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/handlers.h"
+
+/* Walk to an existing node of a writable mount, for an attribute change. */
+static int attr_walk(struct call *c, int dirfd_argi, int path_argi, bool follow,
+		     struct vfs_path *p, struct verdict *v)
+{
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, follow ? VW_FOLLOW : 0, p);
+	if (r < 0) {
+		*v = fs_fail(c, p, r);
+		return -1;
+	}
+	if (!p->exists) {
+		*v = fs_fail(c, p, -ENOENT);
+	} else if (p->kind != VN_HOST) {
+		*v = v_error(EPERM);
+	} else if (p->mnt->ro) {
+		*v = v_error(EROFS);
+	} else {
+		return 0;
+	}
+	vfs_path_release(p);
+	return -1;
+}
+
+static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
+				   int flags)
+{
+	if (flags & ~AT_SYMLINK_NOFOLLOW)
+		return v_error(EINVAL);
+	struct vfs_path p;
+	struct verdict v;
+	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+		return v;
+	if (S_ISLNK(p.st.st_mode)) {
+		v = v_error(EOPNOTSUPP);
+	} else {
+		/* chmod through an O_PATH fd of the node: a symlink swapped in
+		 * after the walk is never followed to the host. */
+		int fd = fs_opath(c, &p);
+		char self[64];
+		fs_fdpath(fd, self, sizeof self);
+		if (fd < 0)
+			v = v_error(-fd);
+		else
+			v = chmod(self, mode & 07777) < 0 ? v_error(errno) : v_value(0);
+		if (fd >= 0)
+			close(fd);
+	}
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_chmod(struct call *c)
+{
+	return chmod_common(c, ARG_CWD, 0, (mode_t)c->arg[1], 0);
+}
+
+struct verdict sys_fchmodat(struct call *c)
+{
+	/* fchmodat has no flags argument; fchmodat2 (same handler) has. */
+	return chmod_common(c, 0, 1, (mode_t)c->arg[2], c->nr == 452 ? (int)c->arg[3] : 0);
+}
+
+static struct verdict chown_common(struct call *c, int dirfd_argi, int path_argi, uid_t uid,
+				   gid_t gid, int flags)
+{
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return v_error(EINVAL);
+	struct vfs_path p;
+	struct verdict v;
+	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+		return v;
+	int r = p.parent >= 0 ? fchownat(p.parent, p.name, uid, gid, AT_SYMLINK_NOFOLLOW)
+			      : fchownat(p.mnt->root_fd, "", uid, gid, AT_EMPTY_PATH);
+	v = r < 0 ? v_error(errno) : v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_chown(struct call *c)
+{
+	return chown_common(c, ARG_CWD, 0, (uid_t)c->arg[1], (gid_t)c->arg[2], 0);
+}
+
+struct verdict sys_lchown(struct call *c)
+{
+	return chown_common(c, ARG_CWD, 0, (uid_t)c->arg[1], (gid_t)c->arg[2], AT_SYMLINK_NOFOLLOW);
+}
+
+struct verdict sys_fchownat(struct call *c)
+{
+	return chown_common(c, 0, 1, (uid_t)c->arg[2], (gid_t)c->arg[3], (int)c->arg[4]);
+}
+
+struct verdict sys_truncate(struct call *c)
+{
+	int64_t len = (int64_t)c->arg[1];
+	if (len < 0)
+		return v_error(EINVAL);
+	struct vfs_path p;
+	struct verdict v;
+	if (attr_walk(c, ARG_CWD, 0, true, &p, &v) < 0)
+		return v;
+	if (S_ISDIR(p.st.st_mode))
+		v = v_error(EISDIR);
+	else if (!S_ISREG(p.st.st_mode))
+		v = v_error(EINVAL);
+	else {
+		int fd = vfs_open(c->sb->vfs, c->task, &p, O_WRONLY, 0);
+		if (fd < 0)
+			v = v_error(-fd);
+		else {
+			v = ftruncate(fd, len) < 0 ? v_error(errno) : v_value(0);
+			close(fd);
+		}
+	}
+	vfs_path_release(&p);
+	return v;
+}
+
+static struct verdict utimens_common(struct call *c, int dirfd_argi, int path_argi,
+				     const struct timespec *ts, int flags)
+{
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return v_error(EINVAL);
+	struct vfs_path p;
+	struct verdict v;
+	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+		return v;
+	int r = p.parent >= 0 ? utimensat(p.parent, p.name, ts, AT_SYMLINK_NOFOLLOW)
+			      : utimensat(p.mnt->root_fd, "", ts, AT_EMPTY_PATH);
+	v = r < 0 ? v_error(errno) : v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_utimensat(struct call *c)
+{
+	struct timespec ts[2], *tp = NULL;
+	if (c->arg[2]) {
+		if (call_read(c, c->arg[2], ts, sizeof ts) < 0)
+			return v_error(EFAULT);
+		tp = ts;
+	}
+	int flags = (int)c->arg[3];
+	if (!c->arg[1]) {
+		/* utimensat(fd, NULL, ...): futimens on the fd itself. */
+		int fd = call_getfd(c, (int)c->arg[0]);
+		if (fd < 0)
+			return v_error(EBADF);
+		int r = futimens(fd, tp);
+		int e = errno;
+		close(fd);
+		return r < 0 ? v_error(e) : v_value(0);
+	}
+	return utimens_common(c, 0, 1, tp, flags);
+}
+
+static int read_timevals(struct call *c, uint64_t addr, struct timespec ts[2], struct timespec **tp)
+{
+	*tp = NULL;
+	if (!addr)
+		return 0;
+	struct timeval tv[2];
+	if (call_read(c, addr, tv, sizeof tv) < 0)
+		return -EFAULT;
+	for (int i = 0; i < 2; i++) {
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+			return -EINVAL;
+		ts[i].tv_sec = tv[i].tv_sec;
+		ts[i].tv_nsec = tv[i].tv_usec * 1000;
+	}
+	*tp = ts;
+	return 0;
+}
+
+struct verdict sys_utimes(struct call *c)
+{
+	struct timespec ts[2], *tp;
+	int r = read_timevals(c, c->arg[1], ts, &tp);
+	return r < 0 ? v_error(-r) : utimens_common(c, ARG_CWD, 0, tp, 0);
+}
+
+struct verdict sys_futimesat(struct call *c)
+{
+	struct timespec ts[2], *tp;
+	int r = read_timevals(c, c->arg[2], ts, &tp);
+	return r < 0 ? v_error(-r) : utimens_common(c, 0, 1, tp, 0);
+}
+
+struct verdict sys_utime(struct call *c)
+{
+	struct timespec ts[2], *tp = NULL;
+	if (c->arg[1]) {
+		struct utimbuf ub;
+		if (call_read(c, c->arg[1], &ub, sizeof ub) < 0)
+			return v_error(EFAULT);
+		ts[0] = (struct timespec){ ub.actime, 0 };
+		ts[1] = (struct timespec){ ub.modtime, 0 };
+		tp = ts;
+	}
+	return utimens_common(c, ARG_CWD, 0, tp, 0);
+}
+
+struct verdict sys_xattr(struct call *c)
+{
+	/* Extended attributes of host files are not part of the view yet:
+	 * the path must exist, and then the answer is "not supported". */
+	struct vfs_path p;
+	bool follow = c->nr != 189 && c->nr != 192 && c->nr != 195 && c->nr != 198; /* l*xattr */
+	int r = fs_walk(c, ARG_CWD, 0, 0, follow ? VW_FOLLOW : 0, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v = p.exists ? v_error(EOPNOTSUPP) : fs_fail(c, &p, -ENOENT);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_inotify_add_watch(struct call *c)
+{
+	uint32_t mask = (uint32_t)c->arg[2];
+	struct vfs_path p;
+	int r = fs_walk(c, ARG_CWD, 1, 0, (mask & IN_DONT_FOLLOW) ? 0 : VW_FOLLOW, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (!p.exists) {
+		v = fs_fail(c, &p, -ENOENT);
+		goto out;
+	}
+	if (p.kind != VN_HOST) {
+		v = v_error(EACCES);
+		goto out;
+	}
+	int ifd = call_getfd(c, (int)c->arg[0]);
+	if (ifd < 0) {
+		v = v_error(EBADF);
+		goto out;
+	}
+	int node = fs_opath(c, &p);
+	if (node < 0) {
+		close(ifd);
+		v = v_error(-node);
+		goto out;
+	}
+	char self[64];
+	fs_fdpath(node, self, sizeof self);
+	r = inotify_add_watch(ifd, self, mask & ~IN_DONT_FOLLOW);
+	v = r < 0 ? v_error(errno) : v_value(r);
+	close(node);
+	close(ifd);
+out:
+	vfs_path_release(&p);
+	return v;
+}

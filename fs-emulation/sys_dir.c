@@ -1,0 +1,194 @@
+/* getcwd, chdir, fchdir, mkdir, rmdir, mknod. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs-emulation/fs.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/handlers.h"
+
+struct verdict sys_getcwd(struct call *c)
+{
+	const char *cwd = c->task->proc->fs->cwd;
+	size_t n = strlen(cwd) + 1;
+	if (n > (size_t)c->arg[1])
+		return v_error(ERANGE);
+	if (call_write(c, c->arg[0], cwd, n) < 0)
+		return v_error(EFAULT);
+	return v_value((int64_t)n);
+}
+
+/* Search permission on a directory node, as chdir checks it. */
+static int may_search(struct vfs_path *p)
+{
+	if (p->kind != VN_HOST)
+		return 0;
+	int r = p->parent >= 0 ? faccessat(p->parent, p->name, X_OK, AT_EACCESS)
+			       : (int)syscall(SYS_faccessat2, p->mnt->root_fd, "", X_OK,
+					      AT_EACCESS | AT_EMPTY_PATH);
+	return r < 0 ? -errno : 0;
+}
+
+struct verdict sys_chdir(struct call *c)
+{
+	struct vfs_path p;
+	int r = fs_walk(c, ARG_CWD, 0, 0, VW_FOLLOW, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (!p.exists)
+		v = fs_fail(c, &p, -ENOENT);
+	else if (!S_ISDIR(p.st.st_mode))
+		v = v_error(ENOTDIR);
+	else if ((r = may_search(&p)) < 0)
+		v = v_error(-r);
+	else {
+		snprintf(c->task->proc->fs->cwd, PATH_MAX, "%s", p.vpath);
+		v = v_value(0);
+	}
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_fchdir(struct call *c)
+{
+	char base[PATH_MAX];
+	int r = fs_dirfd_base(c, (int)c->arg[0], base, sizeof base);
+	if (r == -EACCES)
+		return v_deny(EACCES, "fs.unknown-dirfd");
+	if (r < 0)
+		return v_error(-r);
+	snprintf(c->task->proc->fs->cwd, PATH_MAX, "%s", base);
+	return v_value(0);
+}
+
+static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode)
+{
+	struct vfs_path p;
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (p.exists)
+		v = v_error(EEXIST);
+	else if (p.outside)
+		v = v_deny(ENOENT, "fs.outside-view");
+	else if (p.mnt->ro)
+		v = v_error(EROFS);
+	else if (p.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->umask & 07777) < 0)
+		v = v_error(errno);
+	else
+		v = v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_mkdir(struct call *c)
+{
+	return mkdir_common(c, ARG_CWD, 0, (mode_t)c->arg[1]);
+}
+
+struct verdict sys_mkdirat(struct call *c)
+{
+	return mkdir_common(c, 0, 1, (mode_t)c->arg[2]);
+}
+
+/* The last component as written: "." and ".." are refused by rmdir. */
+static int last_is_dot(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	const char *s = path + n;
+	while (s > path && s[-1] != '/')
+		s--;
+	size_t l = (size_t)(path + n - s);
+	if (l == 1 && s[0] == '.')
+		return -EINVAL;
+	if (l == 2 && s[0] == '.' && s[1] == '.')
+		return -ENOTEMPTY;
+	return 0;
+}
+
+struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir);
+
+struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir)
+{
+	struct vfs_path p;
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (!p.exists)
+		v = fs_fail(c, &p, -ENOENT);
+	else if (dir && (r = last_is_dot(c->path[0])) < 0)
+		v = v_error(-r);
+	else if (dir && !S_ISDIR(p.st.st_mode))
+		v = v_error(ENOTDIR);
+	else if (!dir && S_ISDIR(p.st.st_mode))
+		v = v_error(EISDIR);
+	else if (p.parent < 0)
+		v = v_error(EBUSY); /* a mount point */
+	else if (p.mnt->ro)
+		v = v_error(EROFS);
+	else if (p.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
+		v = v_error(errno);
+	else
+		v = v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_rmdir(struct call *c)
+{
+	return fs_remove(c, ARG_CWD, 0, true);
+}
+
+static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
+				   dev_t dev)
+{
+	mode_t type = mode & S_IFMT;
+	if (type == S_IFCHR || type == S_IFBLK)
+		return v_deny(EPERM, "fs.device-node");
+	if (type != 0 && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK)
+		return v_error(EINVAL);
+	struct vfs_path p;
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (p.exists)
+		v = v_error(EEXIST);
+	else if (p.outside)
+		v = v_deny(ENOENT, "fs.outside-view");
+	else if (p.mnt->ro)
+		v = v_error(EROFS);
+	else if (p.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
+					    (mode & ~c->task->proc->umask & 07777), dev) < 0)
+		v = v_error(errno);
+	else
+		v = v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_mknod(struct call *c)
+{
+	return mknod_common(c, ARG_CWD, 0, (mode_t)c->arg[1], (dev_t)c->arg[2]);
+}
+
+struct verdict sys_mknodat(struct call *c)
+{
+	return mknod_common(c, 0, 1, (mode_t)c->arg[2], (dev_t)c->arg[3]);
+}

@@ -1,0 +1,208 @@
+/* unlink, rename, symlink, link. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-emulation/fs.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/handlers.h"
+
+struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir);
+
+struct verdict sys_unlink(struct call *c)
+{
+	return fs_remove(c, ARG_CWD, 0, false);
+}
+
+struct verdict sys_unlinkat(struct call *c)
+{
+	int flags = (int)c->arg[2];
+	if (flags & ~AT_REMOVEDIR)
+		return v_error(EINVAL);
+	return fs_remove(c, 0, 1, flags & AT_REMOVEDIR);
+}
+
+static struct verdict rename_common(struct call *c, int odir, int opath, int ndir, int npath,
+				    unsigned flags)
+{
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+		return v_error(EINVAL);
+	struct vfs_path a, b;
+	int r = fs_walk(c, odir, opath, 0, 0, &a);
+	if (r < 0)
+		return fs_fail(c, &a, r);
+	r = fs_walk(c, ndir, npath, 1, 0, &b);
+	if (r < 0) {
+		vfs_path_release(&a);
+		return fs_fail(c, &b, r);
+	}
+	struct verdict v;
+	if (!a.exists)
+		v = fs_fail(c, &a, -ENOENT);
+	else if (b.outside)
+		v = v_deny(ENOENT, "fs.outside-view");
+	else if (a.mnt != b.mnt)
+		v = v_error(EXDEV);
+	else if (a.parent < 0 || (b.exists && b.parent < 0))
+		v = v_error(EBUSY);
+	else if (a.mnt->ro)
+		v = v_error(EROFS);
+	else if (a.kind != VN_HOST || b.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
+		v = v_error(errno);
+	else
+		v = v_value(0);
+	vfs_path_release(&a);
+	vfs_path_release(&b);
+	return v;
+}
+
+struct verdict sys_rename(struct call *c)
+{
+	return rename_common(c, ARG_CWD, 0, ARG_CWD, 1, 0);
+}
+
+struct verdict sys_renameat(struct call *c)
+{
+	return rename_common(c, 0, 1, 2, 3, 0);
+}
+
+struct verdict sys_renameat2(struct call *c)
+{
+	return rename_common(c, 0, 1, 2, 3, (unsigned)c->arg[4]);
+}
+
+static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_argi, int path_argi)
+{
+	/* The target is text, stored as written; it is walked (virtually)
+	 * only when something follows the link. */
+	int r = call_read_path(c, target_argi, 1);
+	if (r < 0)
+		return v_error(r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+	if (c->path[1][0] == '\0')
+		return v_error(ENOENT);
+	char target[PATH_MAX];
+	snprintf(target, sizeof target, "%s", c->path[1]);
+	struct vfs_path p;
+	r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (p.exists)
+		v = v_error(EEXIST);
+	else if (p.outside)
+		v = v_deny(ENOENT, "fs.outside-view");
+	else if (p.mnt->ro)
+		v = v_error(EROFS);
+	else if (p.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (symlinkat(target, p.parent, p.name) < 0)
+		v = v_error(errno);
+	else
+		v = v_value(0);
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_symlink(struct call *c)
+{
+	return symlink_common(c, 0, ARG_CWD, 1);
+}
+
+struct verdict sys_symlinkat(struct call *c)
+{
+	return symlink_common(c, 0, 1, 2);
+}
+
+static struct verdict link_common(struct call *c, int odir, int opath, int ndir, int npath,
+				  int flags)
+{
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return v_error(EINVAL);
+	int src = -1;
+	struct vfs_path a = { .parent = -1 }, b;
+	struct verdict v;
+	int r = call_read_path(c, opath, 0);
+	if (r < 0)
+		return v_error(EFAULT);
+	if ((flags & AT_EMPTY_PATH) && c->path[0][0] == '\0') {
+		/* linkat(fd, "", ...): give a name to an open file (O_TMPFILE). */
+		src = call_getfd(c, (int)c->arg[odir]);
+		if (src < 0)
+			return v_error(EBADF);
+		struct stat st;
+		if (fstat(src, &st) < 0 || S_ISDIR(st.st_mode)) {
+			close(src);
+			return v_error(EPERM);
+		}
+		a.mnt = NULL;
+	} else {
+		r = fs_walk(c, odir, opath, 0, (flags & AT_SYMLINK_FOLLOW) ? VW_FOLLOW : 0, &a);
+		if (r < 0)
+			return fs_fail(c, &a, r);
+		if (!a.exists) {
+			v = fs_fail(c, &a, -ENOENT);
+			vfs_path_release(&a);
+			return v;
+		}
+		if (S_ISDIR(a.st.st_mode) || a.kind != VN_HOST) {
+			vfs_path_release(&a);
+			return v_error(EPERM);
+		}
+		src = fs_opath(c, &a);
+		if (src < 0) {
+			vfs_path_release(&a);
+			return v_error(-src);
+		}
+	}
+	r = fs_walk(c, ndir, npath, 1, 0, &b);
+	if (r < 0) {
+		v = fs_fail(c, &b, r);
+		goto out;
+	}
+	if (b.exists)
+		v = v_error(EEXIST);
+	else if (b.outside)
+		v = v_deny(ENOENT, "fs.outside-view");
+	else if (b.kind != VN_HOST)
+		v = v_error(EACCES);
+	else if (a.mnt && a.mnt != b.mnt)
+		v = v_error(EXDEV);
+	else if (b.mnt->ro)
+		v = v_error(EROFS);
+	else {
+		/* Link the inode we hold, by its magic link: the name cannot
+		 * be swapped under us. */
+		char self[64];
+		fs_fdpath(src, self, sizeof self);
+		struct stat sst, mst;
+		if (!a.mnt && (fstat(src, &sst) < 0 || fstat(b.mnt->root_fd, &mst) < 0 ||
+			       sst.st_dev != mst.st_dev))
+			v = v_error(EXDEV);
+		else if (linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0)
+			v = v_error(errno);
+		else
+			v = v_value(0);
+	}
+	vfs_path_release(&b);
+out:
+	if (src >= 0)
+		close(src);
+	vfs_path_release(&a);
+	return v;
+}
+
+struct verdict sys_link(struct call *c)
+{
+	return link_common(c, ARG_CWD, 0, ARG_CWD, 1, 0);
+}
+
+struct verdict sys_linkat(struct call *c)
+{
+	return link_common(c, 0, 1, 2, 3, (int)c->arg[4]);
+}

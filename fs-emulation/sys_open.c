@@ -1,0 +1,152 @@
+/* open, openat, openat2, creat. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-emulation/fs.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/handlers.h"
+
+#define VALID_OPEN_FLAGS                                                                            \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |      \
+	 O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |     \
+	 O_SYNC | O_PATH | O_TMPFILE)
+
+static bool wants_write(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+}
+
+static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
+			      mode_t mode, uint64_t resolve)
+{
+	struct vfs_path p;
+	bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+	int wflags = VW_FOLLOW;
+	if ((flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL)))
+		wflags = 0;
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, wflags, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v = v_error(EACCES);
+	const char *base_vpath = p.vpath;
+	(void)base_vpath;
+	if (resolve) {
+		/* openat2's RESOLVE_* over the virtual walk. */
+		if ((resolve & RESOLVE_NO_MAGICLINKS) && p.kind == VN_MAGIC_FD) {
+			v = v_error(ELOOP);
+			goto out;
+		}
+	}
+	if (!p.exists) {
+		if (p.outside) {
+			v = v_deny(ENOENT, "fs.outside-view");
+			goto out;
+		}
+		if (!(flags & O_CREAT) || tmpfile) {
+			v = v_error(ENOENT);
+			goto out;
+		}
+		if (p.mnt->ro) {
+			v = v_error(EROFS);
+			goto out;
+		}
+	} else {
+		if ((flags & O_CREAT) && (flags & O_EXCL)) {
+			v = v_error(EEXIST);
+			goto out;
+		}
+		if (S_ISDIR(p.st.st_mode) && wants_write(flags) && !tmpfile && !(flags & O_PATH)) {
+			v = v_error(EISDIR);
+			goto out;
+		}
+		if ((flags & O_DIRECTORY) && !tmpfile && !S_ISDIR(p.st.st_mode) &&
+		    !S_ISLNK(p.st.st_mode)) {
+			v = v_error(ENOTDIR);
+			goto out;
+		}
+		if (p.mnt->ro && !(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
+		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
+			v = v_error(EROFS);
+			goto out;
+		}
+	}
+	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? mode & ~c->task->proc->umask & 07777 : 0;
+	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
+	if (fd < 0) {
+		v = v_error(-fd);
+		goto out;
+	}
+	fs_register(fd, p.vpath);
+	v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
+out:
+	vfs_path_release(&p);
+	return v;
+}
+
+struct verdict sys_open(struct call *c)
+{
+	return do_open(c, ARG_CWD, 0, (int)c->arg[1], (mode_t)c->arg[2], 0);
+}
+
+struct verdict sys_openat(struct call *c)
+{
+	return do_open(c, 0, 1, (int)c->arg[2], (mode_t)c->arg[3], 0);
+}
+
+struct verdict sys_creat(struct call *c)
+{
+	return do_open(c, ARG_CWD, 0, O_CREAT | O_WRONLY | O_TRUNC, (mode_t)c->arg[1], 0);
+}
+
+struct verdict sys_openat2(struct call *c)
+{
+	struct open_how how;
+	size_t size = (size_t)c->arg[3];
+	if (size < sizeof how)
+		return v_error(EINVAL);
+	if (size > 4096)
+		return v_error(E2BIG);
+	unsigned char buf[4096];
+	if (call_read(c, c->arg[2], buf, size) < 0)
+		return v_error(EFAULT);
+	for (size_t i = sizeof how; i < size; i++)
+		if (buf[i])
+			return v_error(E2BIG);
+	memcpy(&how, buf, sizeof how);
+	if (how.flags & ~(uint64_t)VALID_OPEN_FLAGS)
+		return v_error(EINVAL);
+	if (how.resolve & ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+				     RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
+		return v_error(EINVAL);
+	if (how.mode & ~07777ULL || (how.mode && !(how.flags & (O_CREAT | __O_TMPFILE))))
+		return v_error(EINVAL);
+	if (how.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)) {
+		/* Check the path lexically against the walk: an absolute path
+		 * or a ".." climbing out of the dirfd leaves it (EXDEV). */
+		int r = call_read_path(c, 1, 0);
+		if (r < 0)
+			return v_error(EFAULT);
+		if (how.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
+			if (c->path[0][0] == '/')
+				return v_error(EXDEV);
+			int depth = 0;
+			char tmp[PATH_MAX];
+			snprintf(tmp, sizeof tmp, "%s", c->path[0]);
+			for (char *s = strtok(tmp, "/"); s; s = strtok(NULL, "/")) {
+				if (strcmp(s, "..") == 0) {
+					if (--depth < 0)
+						return v_error(EXDEV);
+				} else if (strcmp(s, ".") != 0) {
+					depth++;
+				}
+			}
+		}
+	}
+	return do_open(c, 0, 1, (int)how.flags, (mode_t)how.mode, how.resolve);
+}

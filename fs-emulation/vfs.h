@@ -1,0 +1,115 @@
+/* The virtual filesystem: the mount table, the path walk, the registry of
+ * granted fds, and the synthetic /proc and /dev.
+ *
+ * Every path the sandbox names is walked here, component by component in
+ * the virtual namespace: `..` stops at the virtual root, symlinks are read
+ * and re-walked virtually (ELOOP after 40), mount points are crossed by the
+ * table.  Host lookups happen only below a mount's root fd with openat2
+ * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS, so a symlink
+ * swapped in by a racing thread yields ELOOP, never a host path. */
+#ifndef MOAT_VFS_H
+#define MOAT_VFS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct task;
+
+enum mnt_kind {
+	MNT_ROOT,   /* the skeleton holding mount points; read-only */
+	MNT_BIND,   /* a host directory */
+	MNT_TMPFS,  /* a private scratch directory, removed at exit */
+	MNT_DEV,    /* synthetic /dev: a skeleton with allowed device names */
+	MNT_PROC,   /* synthetic /proc: generated, sandbox pids only */
+};
+
+struct vfs_mount {
+	char vpath[PATH_MAX];  /* "/usr"; "/" for the root */
+	size_t vlen;
+	enum mnt_kind kind;
+	bool ro;
+	int root_fd;           /* O_PATH directory fd of the host directory */
+	char host[PATH_MAX];   /* its host path (exec rewrite, never shown) */
+	dev_t dev;
+	ino_t ino;
+};
+
+#define VFS_MAX_MOUNTS 64
+
+struct vfs {
+	struct vfs_mount mnt[VFS_MAX_MOUNTS];
+	int nmnt;
+	char scratch[PATH_MAX];      /* host scratch directory */
+	uid_t uid;                   /* sandbox credentials, for synthetic files */
+	gid_t gid;
+};
+
+/* Walk flags. */
+#define VW_FOLLOW  0x1   /* follow a final symlink */
+#define VW_NOAUTOMOUNT 0 /* placeholder for symmetry with AT_* */
+
+/* What a walk found.  `parent` is an O_PATH fd of the directory holding
+ * `name` (owned: vfs_path_release closes it); for a mount root, `parent`
+ * is -1 and `name` is "." below `mnt->root_fd`. */
+enum vnode_kind { VN_HOST, VN_PROC, VN_MAGIC_FD };
+
+struct vfs_path {
+	struct vfs_mount *mnt;
+	enum vnode_kind kind;
+	char vpath[PATH_MAX];   /* canonical virtual path */
+	char rel[PATH_MAX];     /* relative to mnt root: "." or "a/b" */
+	int parent;
+	const char *name;       /* last component of rel */
+	bool exists;
+	struct stat st;         /* lstat of the node when it exists */
+	bool outside;           /* named something outside the view */
+	bool trailing_slash;
+	/* VN_MAGIC_FD: /proc/PID/fd/N, reopened from the task's fd. */
+	pid_t magic_pid;
+	int magic_fd;
+};
+
+/* Set up the default view plus `extra` mounts; see mount.c. 0 / -errno with
+ * a message in `err`. */
+struct vfs_mount_req {
+	const char *src;   /* host path (bind) or NULL (tmpfs) */
+	const char *dst;   /* virtual absolute path */
+	enum mnt_kind kind;
+	bool ro;
+};
+int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
+	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen);
+void vfs_teardown(struct vfs *v);
+
+/* Walk `path` from virtual directory `base` (used when path is relative).
+ * Returns 0 with *out filled (out->exists says whether the last component
+ * is there), or -errno for a failure before the last component.  The task
+ * gives meaning to /proc/self. */
+int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
+	     int flags, struct vfs_path *out);
+void vfs_path_release(struct vfs_path *p);
+
+/* The mount holding virtual path `vpath` (longest prefix). */
+struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);
+/* Host path of a walked node (for exec), or -ENAMETOOLONG. */
+int vfs_host_path(const struct vfs_path *p, char *buf, size_t len);
+/* Open the walked node with open(2) flags (never following a final
+ * symlink; the walk already did).  fd or -errno. */
+int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_t mode);
+
+/* The registry: what each granted fd means, keyed by (st_dev, st_ino). */
+void reg_put(dev_t dev, ino_t ino, const char *vpath);
+/* The virtual path registered for (dev, ino), or NULL. */
+const char *reg_get(dev_t dev, ino_t ino);
+
+/* Synthetic /proc (proc.c). */
+int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
+		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid);
+int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
+/* Text of /proc/mounts for the virtual mount table. */
+int vfs_mounts_text(struct vfs *v, char *buf, size_t len);
+
+#endif

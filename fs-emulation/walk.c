@@ -1,0 +1,438 @@
+/* The virtual path walk.  See vfs.h for the contract. */
+#include "fs-emulation/vfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interposer/task.h"
+
+#define MAX_HOPS 40
+
+/* Resolve beneath the mount root, refusing every symlink and magic link:
+ * the supervisor has already decided what each component is, so a symlink
+ * found here was swapped in after the decision and must not be followed. */
+static int open_beneath(int root, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+	return fd < 0 ? -errno : fd;
+}
+
+struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath)
+{
+	struct vfs_mount *best = &v->mnt[0]; /* the root */
+	for (int i = 1; i < v->nmnt; i++) {
+		struct vfs_mount *m = &v->mnt[i];
+		if (m->vlen > best->vlen && strncmp(vpath, m->vpath, m->vlen) == 0 &&
+		    (vpath[m->vlen] == '/' || vpath[m->vlen] == '\0'))
+			best = m;
+	}
+	return best;
+}
+
+/* The part of `vpath` below mount `m`: "." for the mount root. */
+static const char *rel_of(const struct vfs_mount *m, const char *vpath)
+{
+	const char *r = vpath + (m->vlen == 1 ? 1 : m->vlen);
+	while (*r == '/')
+		r++;
+	return *r ? r : ".";
+}
+
+/* Secrets of the host's /etc that the default view never shows. */
+static bool is_hidden(const char *vpath)
+{
+	static const char *const hidden[] = {
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
+		"/etc/ssl/private", NULL,
+	};
+	if (strncmp(vpath, "/etc/", 5) != 0)
+		return false;
+	for (const char *const *h = hidden; *h; h++) {
+		size_t n = strlen(*h);
+		if (strncmp(vpath, *h, n) == 0 && (vpath[n] == '\0' || vpath[n] == '/'))
+			return true;
+	}
+	/* ssh host private keys; the .pub halves are public. */
+	if (strncmp(vpath, "/etc/ssh/ssh_host_", 18) == 0) {
+		size_t n = strlen(vpath);
+		return !(n > 4 && strcmp(vpath + n - 4, ".pub") == 0);
+	}
+	return false;
+}
+
+void vfs_path_release(struct vfs_path *p)
+{
+	if (p->parent >= 0)
+		close(p->parent);
+	p->parent = -1;
+}
+
+/* /dev entries that are placeholders for the host's device of that name. */
+static bool dev_placeholder(const char *name)
+{
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", NULL };
+	for (const char *const *d = devs; *d; d++)
+		if (strcmp(name, *d) == 0)
+			return true;
+	return false;
+}
+
+/* Fill out->st for a host node at (parent, name) and substitute device
+ * nodes of the synthetic /dev. */
+static int host_lstat(struct vfs_mount *m, int parent, const char *name, struct stat *st)
+{
+	if (fstatat(parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (m->kind == MNT_DEV && S_ISREG(st->st_mode) && dev_placeholder(name)) {
+		char host[64];
+		snprintf(host, sizeof host, "/dev/%s", name);
+		if (stat(host, st) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void fill_root(struct vfs_path *out, struct vfs_mount *m)
+{
+	out->mnt = m;
+	out->kind = m->kind == MNT_PROC ? VN_PROC : VN_HOST;
+	snprintf(out->rel, sizeof out->rel, ".");
+	out->name = out->rel;
+	out->parent = -1;
+	out->exists = fstat(m->root_fd, &out->st) == 0;
+}
+
+/* Split "a/b/c" into the directory part ("a/b", or "." ) and the name. */
+static const char *split_rel(const char *rel, char *dir, size_t dirlen)
+{
+	const char *slash = strrchr(rel, '/');
+	if (!slash) {
+		snprintf(dir, dirlen, ".");
+		return rel;
+	}
+	snprintf(dir, dirlen, "%.*s", (int)(slash - rel), rel);
+	return slash + 1;
+}
+
+/* Fast path: a path without "." or ".." components that crosses no
+ * symlink resolves with one openat2 of its parent.  Returns 1 when the slow
+ * walk must take over. */
+static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path *out)
+{
+	struct vfs_mount *m = vfs_mount_of(v, full);
+	if (m->kind == MNT_PROC || is_hidden(full))
+		return 1;
+	snprintf(out->vpath, sizeof out->vpath, "%s", full);
+	const char *rel = rel_of(m, full);
+	if (strcmp(rel, ".") == 0) {
+		fill_root(out, m);
+		return 0;
+	}
+	char dir[PATH_MAX];
+	snprintf(out->rel, sizeof out->rel, "%s", rel);
+	const char *name = split_rel(out->rel, dir, sizeof dir);
+	int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	if (pfd < 0) {
+		if (pfd == -ELOOP)
+			return 1;
+		if (pfd == -ENOENT && m->kind == MNT_ROOT)
+			out->outside = true;
+		return pfd;
+	}
+	int r = host_lstat(m, pfd, name, &out->st);
+	if (r == 0 && S_ISLNK(out->st.st_mode) && ((flags & VW_FOLLOW) || out->trailing_slash)) {
+		close(pfd);
+		return 1;
+	}
+	if (r < 0 && r != -ENOENT) {
+		close(pfd);
+		return r;
+	}
+	if (r == -ENOENT && m->kind == MNT_ROOT && strcmp(dir, ".") == 0)
+		out->outside = true;
+	out->mnt = m;
+	out->kind = VN_HOST;
+	out->parent = pfd;
+	out->name = name;
+	out->exists = r == 0;
+	return 0;
+}
+
+static bool has_dot_component(const char *p)
+{
+	for (const char *s = p; *s; s++) {
+		if (*s != '.' || (s != p && s[-1] != '/'))
+			continue;
+		if (s[1] == '/' || s[1] == '\0')
+			return true;
+		if (s[1] == '.' && (s[2] == '/' || s[2] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* Collapse repeated slashes; drop a trailing one (remembered by caller). */
+static void squeeze(char *p)
+{
+	char *w = p;
+	for (char *r = p; *r; r++)
+		if (!(*r == '/' && w > p && w[-1] == '/'))
+			*w++ = *r;
+	*w = '\0';
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+}
+
+int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
+	     int flags, struct vfs_path *out)
+{
+	memset(out, 0, offsetof(struct vfs_path, vpath));
+	out->parent = -1;
+	out->exists = false;
+	out->outside = false;
+	out->vpath[0] = out->rel[0] = '\0';
+	if (path[0] == '\0')
+		return -ENOENT;
+	size_t plen = strlen(path);
+	out->trailing_slash = plen > 0 && path[plen - 1] == '/';
+
+	char todo[2 * PATH_MAX + 2];
+	int n = path[0] == '/' ? snprintf(todo, sizeof todo, "%s", path)
+			       : snprintf(todo, sizeof todo, "%s/%s", base, path);
+	if (n < 0 || (size_t)n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	squeeze(todo);
+
+	if (!has_dot_component(todo)) {
+		int r = walk_fast(v, todo, flags, out);
+		if (r <= 0) {
+			if (r == 0 && out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode)) {
+				vfs_path_release(out);
+				return -ENOTDIR;
+			}
+			return r;
+		}
+		out->outside = false;
+	}
+
+	/* The slow walk: one component at a time, symlinks re-walked. */
+	char cur[PATH_MAX] = "";  /* resolved so far; "" is the root */
+	char next[PATH_MAX];
+	char link[PATH_MAX];
+	int hops = 0;
+	char *p = todo;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		char *end = strchr(p, '/');
+		size_t clen = end ? (size_t)(end - p) : strlen(p);
+		char *rest = p + clen;
+		while (*rest == '/')
+			rest++;
+		bool last = *rest == '\0';
+		if (clen > NAME_MAX)
+			return -ENAMETOOLONG;
+		char comp[NAME_MAX + 1];
+		memcpy(comp, p, clen);
+		comp[clen] = '\0';
+		p = rest;
+
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+			if (comp[1] == '.') { /* ".." never leaves the virtual root */
+				char *s = strrchr(cur, '/');
+				if (s)
+					*s = '\0';
+			}
+			if (last)
+				break;
+			continue;
+		}
+		if ((size_t)snprintf(next, sizeof next, "%s/%s", cur, comp) >= sizeof next)
+			return -ENAMETOOLONG;
+		vfs_path_release(out);
+		if (is_hidden(next)) {
+			out->outside = true;
+			snprintf(out->vpath, sizeof out->vpath, "%s", next);
+			return -ENOENT;
+		}
+		struct vfs_mount *m = vfs_mount_of(v, next);
+		bool follow = !last || (flags & VW_FOLLOW) || out->trailing_slash;
+		struct stat st;
+		bool is_link = false;
+
+		if (m->vlen == strlen(next) && m->vlen > 1) {
+			/* A mount point: its root directory. */
+			snprintf(cur, sizeof cur, "%s", next);
+			if (last) {
+				snprintf(out->vpath, sizeof out->vpath, "%s", cur);
+				fill_root(out, m);
+				goto done;
+			}
+			continue;
+		}
+		if (m->kind == MNT_PROC) {
+			const char *dir = rel_of(m, cur[0] ? cur : "/");
+			int mfd = -1;
+			pid_t mpid = 0;
+			int r = proc_walk_step(v, t, dir, comp, &st, link, sizeof link, &mfd, &mpid);
+			if (r == -ENOENT && last) {
+				snprintf(out->vpath, sizeof out->vpath, "%s", next);
+				out->mnt = m;
+				out->kind = VN_PROC;
+				snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, next));
+				out->name = out->rel;
+				out->exists = false;
+				goto done;
+			}
+			if (r < 0)
+				return r;
+			if (r == 1 && follow) {
+				/* /proc/PID/fd/N: reopen the task's own fd. */
+				if (last && !out->trailing_slash) {
+					snprintf(out->vpath, sizeof out->vpath, "%s", next);
+					out->mnt = m;
+					out->kind = VN_MAGIC_FD;
+					out->magic_fd = mfd;
+					out->magic_pid = mpid;
+					out->st = st;
+					out->exists = true;
+					goto done;
+				}
+				if (link[0] != '/')
+					return -ENOTDIR;
+			}
+			is_link = S_ISLNK(st.st_mode);
+			if (!is_link || !follow) {
+				if (!last && !S_ISDIR(st.st_mode))
+					return -ENOTDIR;
+				snprintf(cur, sizeof cur, "%s", next);
+				if (last) {
+					snprintf(out->vpath, sizeof out->vpath, "%s", cur);
+					out->mnt = m;
+					out->kind = VN_PROC;
+					snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, cur));
+					out->name = out->rel;
+					out->st = st;
+					out->exists = true;
+					goto done;
+				}
+				continue;
+			}
+		} else {
+			char dir[PATH_MAX];
+			snprintf(dir, sizeof dir, "%s", rel_of(m, cur[0] ? cur : "/"));
+			if (vfs_mount_of(v, cur[0] ? cur : "/") != m)
+				snprintf(dir, sizeof dir, "."); /* cannot happen: m covers next */
+			int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+			if (pfd < 0)
+				return pfd;
+			int r = host_lstat(m, pfd, comp, &st);
+			if (r == -ENOENT && m->kind == MNT_ROOT && cur[0] == '\0')
+				out->outside = true;
+			if (r < 0 && !(r == -ENOENT && last)) {
+				close(pfd);
+				snprintf(out->vpath, sizeof out->vpath, "%s", next);
+				return r;
+			}
+			is_link = r == 0 && S_ISLNK(st.st_mode);
+			if (is_link && follow) {
+				ssize_t ln = readlinkat(pfd, comp, link, sizeof link - 1);
+				close(pfd);
+				if (ln < 0)
+					return -errno;
+				link[ln] = '\0';
+			} else {
+				if (r == 0 && !last && !S_ISDIR(st.st_mode)) {
+					close(pfd);
+					return -ENOTDIR;
+				}
+				if (!last) {
+					close(pfd);
+					snprintf(cur, sizeof cur, "%s", next);
+					continue;
+				}
+				snprintf(out->vpath, sizeof out->vpath, "%s", next);
+				out->mnt = m;
+				out->kind = VN_HOST;
+				snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, next));
+				out->name = strrchr(out->rel, '/') ? strrchr(out->rel, '/') + 1 : out->rel;
+				out->parent = pfd;
+				out->exists = r == 0;
+				if (r == 0)
+					out->st = st;
+				goto done;
+			}
+		}
+
+		/* A symlink to follow: splice its target in front of the rest. */
+		if (++hops > MAX_HOPS)
+			return -ELOOP;
+		if (link[0] == '\0')
+			return -ENOENT;
+		char spliced[2 * PATH_MAX + 2];
+		int sn = snprintf(spliced, sizeof spliced, "%s%s%s", link, *p ? "/" : "", p);
+		if (sn < 0 || (size_t)sn >= PATH_MAX)
+			return -ENAMETOOLONG;
+		if (out->trailing_slash && !*p)
+			strcat(spliced, "/");
+		memcpy(todo, spliced, (size_t)sn + 2);
+		p = todo;
+		if (link[0] == '/')
+			cur[0] = '\0';
+	}
+	/* The walk ended on "." or ".." (or was "/"): the directory `cur`. */
+	snprintf(out->vpath, sizeof out->vpath, "%s", cur[0] ? cur : "/");
+	{
+		struct vfs_mount *m = vfs_mount_of(v, out->vpath);
+		const char *rel = rel_of(m, out->vpath);
+		if (strcmp(rel, ".") == 0) {
+			fill_root(out, m);
+		} else if (m->kind == MNT_PROC) {
+			out->mnt = m;
+			out->kind = VN_PROC;
+			snprintf(out->rel, sizeof out->rel, "%s", rel);
+			out->name = out->rel;
+			out->exists = true;
+			out->st.st_mode = S_IFDIR | 0555;
+		} else {
+			char dir[PATH_MAX];
+			snprintf(out->rel, sizeof out->rel, "%s", rel);
+			const char *name = split_rel(out->rel, dir, sizeof dir);
+			int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+			if (pfd < 0)
+				return pfd;
+			out->mnt = m;
+			out->kind = VN_HOST;
+			out->parent = pfd;
+			out->name = name;
+			out->exists = host_lstat(m, pfd, name, &out->st) == 0;
+		}
+	}
+done:
+	if (out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode)) {
+		vfs_path_release(out);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int vfs_host_path(const struct vfs_path *p, char *buf, size_t len)
+{
+	int n = strcmp(p->rel, ".") == 0 ? snprintf(buf, len, "%s", p->mnt->host)
+					  : snprintf(buf, len, "%s/%s", p->mnt->host, p->rel);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,99 @@
+/* A supervised call and the verdict a handler gives on it.
+ *
+ * The dispatcher (interposer/dispatch.c) fills a `struct call` from a
+ * seccomp notification, finds the table entry, and calls the handler.  The
+ * handler copies what it needs from the tracee with the call_read_*()
+ * helpers (copy, terminate, check NOTIF_ID_VALID), decides, performs, and
+ * returns a verdict.  Only the dispatcher replies and writes the audit
+ * record, so no handler can forget either. */
+#ifndef MOAT_CALL_H
+#define MOAT_CALL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sc_entry;
+struct task;
+struct sandbox;
+
+enum verdict_kind {
+	V_ERROR,     /* return -value; an emulated error, not a policy denial */
+	V_DENY,      /* return -value; a policy denial, always audited */
+	V_VALUE,     /* return value */
+	V_FD,        /* install fd (supervisor-owned, closed by dispatcher) */
+	V_CONTINUE,  /* let the kernel run it: register-only decisions */
+	V_KILL,      /* kill the calling process */
+};
+
+struct verdict {
+	enum verdict_kind kind;
+	int64_t value;      /* return value or positive errno */
+	int fd;             /* V_FD: the supervisor's fd to grant */
+	unsigned fd_flags;  /* V_FD: O_CLOEXEC or 0 */
+	const char *rule;   /* why (for the audit record), static string */
+};
+
+#define CALL_MAX_PATHS 2
+
+struct call {
+	uint64_t id;                 /* notification id */
+	int notify_fd;
+	pid_t tid;                   /* the calling thread (not the tgid) */
+	struct task *task;
+	struct sandbox *sb;
+	int nr;
+	uint64_t arg[6];
+	uint64_t ip;
+	const struct sc_entry *ent;
+	/* Audit material, filled as the handler copies and resolves. */
+	int npath;
+	char path[CALL_MAX_PATHS][PATH_MAX];      /* as the program named it */
+	char resolved[CALL_MAX_PATHS][PATH_MAX];  /* virtual, after the walk */
+	char detail[256];                          /* e.g. a socket address */
+};
+
+static inline struct verdict v_error(int err)
+{
+	return (struct verdict){ .kind = V_ERROR, .value = err, .fd = -1 };
+}
+static inline struct verdict v_deny(int err, const char *rule)
+{
+	return (struct verdict){ .kind = V_DENY, .value = err, .fd = -1, .rule = rule };
+}
+static inline struct verdict v_value(int64_t val)
+{
+	return (struct verdict){ .kind = V_VALUE, .value = val, .fd = -1 };
+}
+/* Negative kernel-style result (-errno) or a value. */
+static inline struct verdict v_result(int64_t r)
+{
+	return r < 0 ? v_error((int)-r) : v_value(r);
+}
+static inline struct verdict v_fd(int fd, unsigned fd_flags)
+{
+	return (struct verdict){ .kind = V_FD, .fd = fd, .fd_flags = fd_flags };
+}
+static inline struct verdict v_continue(void)
+{
+	return (struct verdict){ .kind = V_CONTINUE, .fd = -1 };
+}
+static inline struct verdict v_kill(const char *rule)
+{
+	return (struct verdict){ .kind = V_KILL, .fd = -1, .rule = rule };
+}
+
+/* Copy a NUL-terminated path argument `argi` into c->path[slot].
+ * Returns 0, -EFAULT (unreadable), -ENAMETOOLONG, or -ESRCH when the
+ * notification is no longer valid (the caller is gone): deny on any error. */
+int call_read_path(struct call *c, int argi, int slot);
+/* Copy `len` bytes at tracee address `addr` into `buf`, then check the
+ * notification is still valid.  0 or -EFAULT / -ESRCH. */
+int call_read(struct call *c, uint64_t addr, void *buf, size_t len);
+/* Write `len` bytes to tracee address `addr`.  0 or -EFAULT. */
+int call_write(struct call *c, uint64_t addr, const void *buf, size_t len);
+/* A copy of the caller's fd `fd` (pidfd_getfd), or -errno. Caller closes. */
+int call_getfd(struct call *c, int fd);
+
+#endif

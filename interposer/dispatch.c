@@ -1,0 +1,179 @@
+/* The dispatcher: notification -> handler -> verdict -> reply + audit.
+ *
+ * Only this file replies to the kernel and writes audit records, so a
+ * handler can neither forget the record nor answer twice. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "interposer/call.h"
+#include "interposer/dispatch.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/table.h"
+
+static bool notif_valid(struct call *c)
+{
+	return ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->id) == 0;
+}
+
+int call_read(struct call *c, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len)
+		return -EFAULT;
+	/* Copy first, then make sure the pid still names our caller: a
+	 * vanished thread's tid could have been reused. */
+	return notif_valid(c) ? 0 : -ESRCH;
+}
+
+int call_read_path(struct call *c, int argi, int slot)
+{
+	char *buf = c->path[slot];
+	uint64_t addr = c->arg[argi];
+	size_t off = 0;
+	if (slot >= c->npath)
+		c->npath = slot + 1;
+	buf[0] = '\0';
+	if (!addr)
+		return -EFAULT;
+	/* Read up to each page end, so an unmapped page after the string
+	 * does not fail a read of a valid path. */
+	while (off < PATH_MAX) {
+		size_t page_left = 4096 - ((addr + off) & 4095);
+		size_t want = PATH_MAX - off < page_left ? PATH_MAX - off : page_left;
+		struct iovec local = { buf + off, want };
+		struct iovec remote = { (void *)(uintptr_t)(addr + off), want };
+		ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+		if (n <= 0) {
+			buf[off] = '\0';
+			return -EFAULT;
+		}
+		char *nul = memchr(buf + off, '\0', (size_t)n);
+		off += (size_t)n;
+		if (nul)
+			return notif_valid(c) ? 0 : -ESRCH;
+	}
+	buf[PATH_MAX - 1] = '\0';
+	return -ENAMETOOLONG;
+}
+
+int call_write(struct call *c, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_writev(c->tid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int call_getfd(struct call *c, int fd)
+{
+	if (fd < 0)
+		return -EBADF;
+	int r = (int)syscall(SYS_pidfd_getfd, c->task->proc->pidfd, fd, 0);
+	return r < 0 ? -errno : r;
+}
+
+static void reply(struct call *c, int64_t val, int error, uint32_t flags)
+{
+	struct seccomp_notif_resp resp = {
+		.id = c->id, .val = val, .error = error, .flags = flags,
+	};
+	/* ENOENT: the caller died or was interrupted; nothing to undo for
+	 * plain values, and fds are closed by the caller of reply. */
+	ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
+{
+	struct seccomp_notif_addfd addfd = {
+		.id = c->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd = 0,
+		.newfd_flags = fd_flags,
+	};
+	/* ADDFD with SEND installs the fd and answers the call in one step:
+	 * a signal cannot land between them and restart an O_CREAT|O_EXCL. */
+	int r = ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+	return r < 0 ? -errno : r;
+}
+
+void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
+{
+	static struct call c; /* one at a time; no allocation per call */
+	c.id = n->id;
+	c.notify_fd = notify_fd;
+	c.tid = (pid_t)n->pid;
+	c.sb = sb;
+	c.nr = n->data.nr;
+	memcpy(c.arg, n->data.args, sizeof c.arg);
+	c.ip = n->data.instruction_pointer;
+	c.npath = 0;
+	c.detail[0] = '\0';
+	c.path[0][0] = c.path[1][0] = '\0';
+	c.resolved[0][0] = c.resolved[1][0] = '\0';
+	c.ent = sc_lookup(c.nr);
+	c.task = task_find(c.tid);
+
+	struct verdict v = v_deny(EPERM, "internal.no-verdict");
+	if (!c.ent) {
+		v = v_deny(ENOSYS, "table.unknown-syscall");
+	} else if (!c.task || !c.task->proc) {
+		/* Fail closed: a thread we never saw born has no known state. */
+		v = v_deny(EPERM, "task.unknown");
+	} else if (c.ent->disp == SC_DENY) {
+		v = v_deny(c.ent->err, "table.deny");
+	} else if (c.ent->handler) {
+		creds_sandbox(sb);
+		v = c.ent->handler(&c);
+		creds_self(sb);
+	} else {
+		/* KERNEL/TRACE calls never notify; one that does is refused. */
+		v = v_deny(EPERM, "table.unexpected-notification");
+	}
+
+	unsigned cls = c.ent ? c.ent->cls : SC_SYSTEM;
+	sb->supervised[cls]++;
+	int64_t result = 0;
+	switch (v.kind) {
+	case V_FD:
+		result = grant_fd(&c, v.fd, v.fd_flags);
+		close(v.fd);
+		break;
+	case V_VALUE:
+		result = v.value;
+		reply(&c, v.value, 0, 0);
+		break;
+	case V_CONTINUE:
+		reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		break;
+	case V_KILL:
+		if (c.task && c.task->proc)
+			syscall(SYS_pidfd_send_signal, c.task->proc->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(c.tid, SIGKILL);
+		reply(&c, 0, -EPERM, 0);
+		result = -EPERM;
+		break;
+	case V_DENY:
+	case V_ERROR:
+		result = -v.value;
+		reply(&c, 0, (int)-v.value, 0);
+		break;
+	}
+	if (v.kind == V_DENY || v.kind == V_KILL)
+		sb->denied[cls]++;
+	if (sb->audit)
+		audit_call(sb->audit, &c, &v, result);
+}

@@ -1,0 +1,323 @@
+/* Launching the sandbox and the event loop.
+ *
+ * One process, one loop: the seccomp listener (supervised calls), a
+ * signalfd (SIGCHLD for ptrace stops, and signals to forward).  ptrace is
+ * used for the lifecycle only: fork/clone inheritance, exec, exit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "fs-emulation/vfs.h"
+#include "interposer/dispatch.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "interposer/trace.h"
+#include "syscall-table/filter.h"
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+void creds_sandbox(struct sandbox *sb)
+{
+	if (sb->as_root) {
+		setfsgid(sb->gid);
+		setfsuid(sb->uid);
+	}
+}
+
+void creds_self(struct sandbox *sb)
+{
+	if (sb->as_root) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+}
+
+/* ---- the child, before exec: it may only die ---- */
+
+static void child_fail(int fd, const char *what)
+{
+	int e = -errno;
+	(void)what;
+	if (write(fd, &e, sizeof e) < 0)
+		_exit(125);
+	_exit(125);
+}
+
+static void drop_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	for (int c = 0; c <= 63; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	syscall(SYS_capset, &h, d);
+}
+
+static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr, int err_wr,
+		       struct sock_fprog *prog, const char *empty_dir, sigset_t *oldmask)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(125);
+	/* A new session: no controlling terminal, so TIOCSTI and job control
+	 * signals from the host's terminal cannot reach in (rule 5). */
+	if (setsid() < 0)
+		child_fail(fd_wr, "setsid");
+	char go;
+	if (read(sync_rd, &go, 1) != 1) /* the parent has seized us */
+		_exit(125);
+	/* Only fds 0-2 cross over, plus our three pipes (close-on-exec). */
+	int keep[] = { sync_rd, fd_wr, err_wr };
+	for (int fd = 3; fd < 1024; fd++) {
+		bool k = false;
+		for (int i = 0; i < 3; i++)
+			k |= fd == keep[i];
+		if (!k)
+			close(fd);
+	}
+	syscall(SYS_close_range, 1024, ~0U, 0);
+	if (chdir(empty_dir) < 0)
+		child_fail(fd_wr, "chdir");
+	if (geteuid() == 0) {
+		gid_t g = sb->gid;
+		if (setgroups(1, &g) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
+		    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+			child_fail(fd_wr, "setuid");
+	}
+	drop_caps();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(fd_wr, "no_new_privs");
+	umask(022);
+	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			       SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			       prog);
+	if (lfd < 0 && errno == EINVAL)
+		lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				   SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	if (lfd < 0)
+		child_fail(fd_wr, "seccomp");
+	/* From here on every call goes through the filter: only KERNEL ones
+	 * until the parent holds the listener. */
+	if (write(fd_wr, &lfd, sizeof lfd) != sizeof lfd)
+		_exit(125);
+	if (read(sync_rd, &go, 1) != 1)
+		_exit(125);
+	close(lfd);
+	close(fd_wr);
+	close(sync_rd);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	extern char **environ;
+	environ = sb->opt.env;
+	/* Every exec, the first included, stops in the tracer (rule 7). */
+	execvp(sb->opt.argv[0], sb->opt.argv);
+	int e = errno;
+	if (write(err_wr, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* ---- the supervisor ---- */
+
+static int kill_one(struct proc *p, void *arg)
+{
+	(void)arg;
+	syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+	return 0;
+}
+
+static int forward_sig(struct sandbox *sb, int sig)
+{
+	struct proc *p = proc_find(sb->init_pid);
+	if (p)
+		return (int)syscall(SYS_pidfd_send_signal, p->pidfd, sig, NULL, 0);
+	return 0;
+}
+
+static void reap(struct sandbox *sb)
+{
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+		trace_status(sb, pid, status);
+}
+
+static int exit_code(struct sandbox *sb)
+{
+	int e = 0;
+	if (read(sb->exec_err_fd, &e, sizeof e) == sizeof e && e > 0) {
+		fprintf(stderr, "moat: %s: %s\n", sb->opt.argv[0],
+			e == ENOENT ? "command not found" : strerror(e));
+		return e == ENOENT ? 127 : 126;
+	}
+	int s = sb->init_status;
+	if (WIFEXITED(s))
+		return WEXITSTATUS(s);
+	if (WIFSIGNALED(s))
+		return 128 + WTERMSIG(s);
+	return 125;
+}
+
+int sandbox_run(struct sandbox *sb)
+{
+	struct sock_fprog prog;
+	int r = sc_filter_build(&prog);
+	if (r < 0) {
+		fprintf(stderr, "moat: cannot build the seccomp filter: %s\n", strerror(-r));
+		return 125;
+	}
+	char empty[PATH_MAX];
+	snprintf(empty, sizeof empty, "%s/empty", sb->vfs->scratch);
+	if (mkdir(empty, 0111) < 0 || chmod(empty, 0111) < 0) {
+		fprintf(stderr, "moat: cannot create %s: %s\n", empty, strerror(errno));
+		return 125;
+	}
+	int sync[2], fdp[2], errp[2];
+	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(fdp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
+		return 125;
+	}
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	int fwd[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
+		sigaddset(&mask, fwd[i]);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	pid_t parent = getpid();
+	pid_t child = fork();
+	if (child < 0) {
+		fprintf(stderr, "moat: fork: %s\n", strerror(errno));
+		return 125;
+	}
+	if (child == 0) {
+		close(sync[1]);
+		close(fdp[0]);
+		close(errp[0]);
+		child_main(sb, parent, sync[0], fdp[1], errp[1], &prog, empty, &old);
+	}
+	free(prog.filter);
+	close(sync[0]);
+	close(fdp[1]);
+	close(errp[1]);
+	sb->exec_err_fd = errp[0];
+	sb->init_pid = child;
+	fcntl(errp[0], F_SETFL, O_NONBLOCK);
+
+	/* EXITKILL: the supervisor's death is the sandbox's death (rule 4). */
+	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+		    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	if (ptrace(PTRACE_SEIZE, child, 0, opts) < 0) {
+		fprintf(stderr, "moat: cannot ptrace the sandbox (%s); moat needs ptrace "
+				"(Yama ptrace_scope <= 2, no seccomp denying it)\n",
+			strerror(errno));
+		kill(child, SIGKILL);
+		waitpid(child, NULL, __WALL);
+		return 125;
+	}
+	struct fsctx *fs = fsctx_new(sb->opt.chdir);
+	struct proc *p = fs ? proc_new(child, fs, false) : NULL;
+	struct task *t = p ? task_add(child, p) : NULL;
+	if (fs)
+		fs->refs--;
+	if (!t) {
+		fprintf(stderr, "moat: out of memory\n");
+		kill(child, SIGKILL);
+		return 125;
+	}
+	t->linked = true;
+	if (write(sync[1], "g", 1) != 1) {
+		fprintf(stderr, "moat: sandbox setup failed\n");
+		return 125;
+	}
+	int lfd = -1;
+	if (read(fdp[0], &lfd, sizeof lfd) != sizeof lfd || lfd < 0) {
+		if (lfd < 0)
+			fprintf(stderr, "moat: sandbox setup failed: %s (moat needs Linux >= 5.14 with seccomp user notification)\n",
+				strerror(-lfd));
+		else
+			fprintf(stderr, "moat: sandbox setup failed\n");
+		kill(child, SIGKILL);
+		waitpid(child, NULL, __WALL);
+		return 125;
+	}
+	sb->notify_fd = (int)syscall(SYS_pidfd_getfd, p->pidfd, lfd, 0);
+	if (sb->notify_fd < 0) {
+		fprintf(stderr, "moat: cannot take the seccomp listener: %s\n", strerror(errno));
+		kill(child, SIGKILL);
+		return 125;
+	}
+	fcntl(sb->notify_fd, F_SETFD, FD_CLOEXEC);
+	uint64_t wake = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, wake); /* 6.6+; optional */
+	if (write(sync[1], "g", 1) != 1)
+		return 125;
+	close(sync[1]);
+	close(fdp[0]);
+	if (sb->as_root) {
+		gid_t g = sb->gid; /* host DAC for the sandbox: its groups, not root's */
+		setgroups(1, &g);
+	}
+
+	struct pollfd pfd[2] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+	bool killed = false;
+	while (task_count() > 0) {
+		if (sb->init_done && !killed) {
+			/* The first process is gone: nothing it started outlives it. */
+			proc_foreach(kill_one, NULL);
+			killed = true;
+		}
+		int n = poll(pfd, sb->init_done ? 1 + 1 : 2, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof si) == sizeof si)
+				if (si.ssi_signo != SIGCHLD)
+					forward_sig(sb, (int)si.ssi_signo);
+			reap(sb);
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct seccomp_notif notif;
+			memset(&notif, 0, sizeof notif);
+			if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &notif) == 0)
+				dispatch(sb, sb->notify_fd, &notif);
+		}
+		if (pfd[0].revents & (POLLHUP | POLLERR))
+			pfd[0].fd = -1; /* no filtered task is left */
+	}
+	/* Reap what is left (tracees reparented to us, zombies). */
+	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+		;
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return exit_code(sb);
+}

@@ -1,0 +1,51 @@
+/* One sandbox: what the supervisor holds for the whole run. */
+#ifndef MOAT_SANDBOX_H
+#define MOAT_SANDBOX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "syscall-table/table.h"
+
+struct vfs;
+struct audit;
+
+struct sandbox_opts {
+	char **argv;              /* the command */
+	const char *chdir;        /* virtual starting directory */
+	char **env;               /* the sandbox's whole environment */
+	uid_t uid;                /* sandbox credentials */
+	gid_t gid;
+	const char *audit_log;    /* NULL: none */
+};
+
+struct sandbox {
+	struct sandbox_opts opt;
+	struct vfs *vfs;
+	struct audit *audit;
+	int notify_fd;
+	pid_t init_pid;
+	int init_status;          /* wait status of the first process */
+	bool init_done;
+	int exec_err_fd;          /* read end: errno of a failed first exec */
+	bool as_root;             /* the supervisor is root: switch fsuid */
+	uid_t uid;
+	gid_t gid;
+	char id[17];              /* random id: abstract socket namespace */
+	uint64_t supervised[SC_NCLASS];
+	uint64_t denied[SC_NCLASS];
+};
+
+/* Supervisor credentials: host file operations for the sandbox run with
+ * the sandbox's fsuid/fsgid (host DAC applies as it would to the sandbox);
+ * moat's own scratch work runs with its own. */
+void creds_sandbox(struct sandbox *sb);
+void creds_self(struct sandbox *sb);
+
+/* Start the sandbox (fork, seize, filter, first exec) and run the event
+ * loop until the first process exits.  Returns moat's exit code. */
+int sandbox_run(struct sandbox *sb);
+
+#endif

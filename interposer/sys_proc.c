@@ -1,0 +1,211 @@
+/* Signals, pids and identity (rule 9): only sandbox processes can be
+ * reached, and signals are sent through the supervisor's own pidfds so a
+ * recycled pid is never hit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/handlers.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef PIDFD_SIGNAL_THREAD
+#define PIDFD_SIGNAL_THREAD (1UL << 0)
+#endif
+
+static struct verdict outside(struct call *c, pid_t pid)
+{
+	snprintf(c->detail, sizeof c->detail, "target=%d", pid);
+	return v_deny(ESRCH, "signal.outside-sandbox");
+}
+
+static int send_proc(struct proc *p, int sig, siginfo_t *info)
+{
+	return syscall(SYS_pidfd_send_signal, p->pidfd, sig, info, 0) < 0 ? -errno : 0;
+}
+
+struct group_kill {
+	pid_t pgid;      /* 0: every process but the caller */
+	pid_t skip;
+	int sig;
+	int sent, err;
+};
+
+static int kill_member(struct proc *p, void *arg)
+{
+	struct group_kill *g = arg;
+	if (p->tgid == g->skip)
+		return 0;
+	if (g->pgid && getpgid(p->tgid) != g->pgid)
+		return 0;
+	int r = send_proc(p, g->sig, NULL);
+	if (r == 0)
+		g->sent++;
+	else
+		g->err = r;
+	return 0;
+}
+
+struct verdict sys_kill(struct call *c)
+{
+	pid_t pid = (pid_t)c->arg[0];
+	int sig = (int)c->arg[1];
+	if (sig < 0 || sig > _NSIG)
+		return v_error(EINVAL);
+	pid_t self = c->task->proc->tgid;
+	if (pid == self)
+		return v_continue(); /* to itself: register-only, keeps si_pid */
+	if (pid > 0) {
+		struct task *t = task_find(pid);
+		struct proc *p = t && t->proc ? t->proc : proc_find(pid);
+		if (!p)
+			return outside(c, pid);
+		int r = send_proc(p, sig, NULL);
+		return r < 0 ? v_error(-r) : v_value(0);
+	}
+	/* kill(-1) means every sandbox process; a group means its sandbox
+	 * members — nothing outside is ever counted. */
+	struct group_kill g = { .sig = sig };
+	if (pid == -1) {
+		g.skip = self;
+	} else {
+		g.pgid = pid == 0 ? getpgid(self) : -pid;
+		if (g.pgid <= 0)
+			return v_error(ESRCH);
+	}
+	proc_foreach(kill_member, &g);
+	if (g.sent)
+		return v_value(0);
+	if (g.err)
+		return v_error(-g.err);
+	return pid == -1 ? v_error(ESRCH) : outside(c, pid);
+}
+
+static struct verdict thread_kill(struct call *c, pid_t tgid, pid_t tid, int sig)
+{
+	if (sig < 0 || sig > _NSIG)
+		return v_error(EINVAL);
+	if (tid == c->tid && (tgid <= 0 || tgid == c->task->proc->tgid))
+		return v_continue(); /* raise(): the caller itself */
+	struct task *t = task_find(tid);
+	if (!t || !t->proc || (tgid > 0 && t->proc->tgid != tgid))
+		return outside(c, tid);
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	int r;
+	if (fd >= 0) {
+		r = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, PIDFD_SIGNAL_THREAD);
+		r = r < 0 ? -errno : 0;
+		close(fd);
+	} else {
+		/* Before 6.9: the tid is a traced, unreaped thread of ours. */
+		r = syscall(SYS_tgkill, t->proc->tgid, tid, sig) < 0 ? -errno : 0;
+	}
+	return r < 0 ? v_error(-r) : v_value(0);
+}
+
+struct verdict sys_tkill(struct call *c)
+{
+	return thread_kill(c, 0, (pid_t)c->arg[0], (int)c->arg[1]);
+}
+
+struct verdict sys_tgkill(struct call *c)
+{
+	return thread_kill(c, (pid_t)c->arg[0], (pid_t)c->arg[1], (int)c->arg[2]);
+}
+
+struct verdict sys_rt_sigqueueinfo(struct call *c)
+{
+	pid_t pid = (pid_t)c->arg[0];
+	if (pid == c->task->proc->tgid)
+		return v_continue();
+	struct proc *p = proc_find(pid);
+	if (!p)
+		return outside(c, pid);
+	siginfo_t si;
+	if (call_read(c, c->arg[2], &si, sizeof si) < 0)
+		return v_error(EFAULT);
+	int r = send_proc(p, (int)c->arg[1], &si);
+	return r < 0 ? v_error(-r) : v_value(0);
+}
+
+struct verdict sys_rt_tgsigqueueinfo(struct call *c)
+{
+	pid_t tgid = (pid_t)c->arg[0], tid = (pid_t)c->arg[1];
+	if (tgid == c->task->proc->tgid && tid == c->tid)
+		return v_continue();
+	struct task *t = task_find(tid);
+	if (!t || !t->proc || t->proc->tgid != tgid)
+		return outside(c, tid);
+	/* Queued signals with data to another thread: the kernel would
+	 * refuse a forged si_code from us anyway; keep it simple. */
+	return v_error(EPERM);
+}
+
+static bool in_sandbox(struct call *c, pid_t pid)
+{
+	if (pid == 0)
+		return true;
+	struct task *t = task_find(pid);
+	return (t && t->proc) || proc_find(pid) || (c->task && pid == c->tid);
+}
+
+struct verdict sys_pid_arg0(struct call *c)
+{
+	pid_t pid = (pid_t)c->arg[0];
+	return in_sandbox(c, pid) ? v_continue() : outside(c, pid);
+}
+
+struct verdict sys_priority(struct call *c)
+{
+	/* getpriority/setpriority(which, who) and ioprio_get/set(which, who) */
+	int which = (int)c->arg[0];
+	pid_t who = (pid_t)c->arg[1];
+	bool ioprio = c->nr == SYS_ioprio_set || c->nr == SYS_ioprio_get;
+	int by_process = ioprio ? 1 : PRIO_PROCESS;
+	int by_group = ioprio ? 2 : PRIO_PGRP;
+	if (which == by_process)
+		return in_sandbox(c, who) ? v_continue() : outside(c, who);
+	if (which == by_group && who == 0)
+		return v_continue();
+	return v_deny(EPERM, "process.priority-outside");
+}
+
+struct verdict sys_pidfd_open(struct call *c)
+{
+	pid_t pid = (pid_t)c->arg[0];
+	return pid > 0 && in_sandbox(c, pid) ? v_continue() : outside(c, pid);
+}
+
+struct verdict sys_clone(struct call *c)
+{
+	snprintf(c->detail, sizeof c->detail, "flags=%#llx", (unsigned long long)c->arg[0]);
+	return v_deny(EPERM, "process.namespace");
+}
+
+struct verdict sys_umask(struct call *c)
+{
+	/* The kernel keeps the umask; we need it too, for the files the
+	 * supervisor creates on the process's behalf. */
+	c->task->proc->umask = (mode_t)(c->arg[0] & 0777);
+	return v_continue();
+}
+
+struct verdict sys_ioctl(struct call *c)
+{
+	snprintf(c->detail, sizeof c->detail, "request=%#llx", (unsigned long long)c->arg[1]);
+	return v_deny(EPERM, "ioctl.not-allowed");
+}
+
+struct verdict sys_seccomp(struct call *c)
+{
+	/* A listener of the sandbox's own would answer before moat (rule 8). */
+	return v_deny(EPERM, "seccomp.listener");
+}

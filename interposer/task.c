@@ -1,0 +1,172 @@
+#include "interposer/task.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define NBUCKETS 1024
+
+static struct task *buckets[NBUCKETS];
+static unsigned ntasks;
+
+static unsigned slot(pid_t tid)
+{
+	return (unsigned)(XXH3_64bits(&tid, sizeof tid) % NBUCKETS);
+}
+
+struct task *task_find(pid_t tid)
+{
+	for (struct task *t = buckets[slot(tid)]; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static void link_task(struct task *t)
+{
+	unsigned s = slot(t->tid);
+	t->next = buckets[s];
+	buckets[s] = t;
+}
+
+static void unlink_task(struct task *t)
+{
+	for (struct task **pp = &buckets[slot(t->tid)]; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+}
+
+struct task *task_add(pid_t tid, struct proc *p)
+{
+	struct task *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->proc = p;
+	if (p)
+		p->refs++;
+	link_task(t);
+	ntasks++;
+	return t;
+}
+
+static void fsctx_put(struct fsctx *fs)
+{
+	if (fs && --fs->refs == 0)
+		free(fs);
+}
+
+static void proc_put(struct proc *p)
+{
+	if (!p || --p->refs > 0)
+		return;
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	fsctx_put(p->fs);
+	free(p);
+}
+
+void task_remove(pid_t tid)
+{
+	struct task *t = task_find(tid);
+	if (!t)
+		return;
+	unlink_task(t);
+	proc_put(t->proc);
+	free(t);
+	ntasks--;
+}
+
+void task_rekey(struct task *t, pid_t newtid)
+{
+	unlink_task(t);
+	t->tid = newtid;
+	link_task(t);
+}
+
+struct fsctx *fsctx_new(const char *cwd)
+{
+	struct fsctx *fs = calloc(1, sizeof *fs);
+	if (!fs)
+		return NULL;
+	fs->refs = 1;
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
+	return fs;
+}
+
+struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
+{
+	struct proc *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->tgid = tgid;
+	p->umask = 022;
+	p->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	if (p->pidfd < 0) {
+		free(p);
+		return NULL;
+	}
+	if (copy_fs) {
+		p->fs = fsctx_new(fs ? fs->cwd : "/");
+		if (!p->fs) {
+			close(p->pidfd);
+			free(p);
+			return NULL;
+		}
+	} else {
+		p->fs = fs;
+		fs->refs++;
+	}
+	return p;
+}
+
+struct proc *proc_find(pid_t tgid)
+{
+	struct task *t = task_find(tgid);
+	if (t && t->proc && t->proc->tgid == tgid)
+		return t->proc;
+	/* The leader may have been re-keyed away; search. */
+	for (unsigned i = 0; i < NBUCKETS; i++)
+		for (t = buckets[i]; t; t = t->next)
+			if (t->proc && t->proc->tgid == tgid)
+				return t->proc;
+	return NULL;
+}
+
+int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg)
+{
+	/* Each process once: visit it through its lowest-keyed thread seen.
+	 * Processes are few; a quadratic dedup keeps this allocation-free. */
+	for (unsigned i = 0; i < NBUCKETS; i++)
+		for (struct task *t = buckets[i]; t; t = t->next) {
+			if (!t->proc || !t->linked)
+				continue;
+			bool first = true;
+			for (unsigned j = 0; j <= i && first; j++)
+				for (struct task *u = buckets[j]; u; u = u->next) {
+					if (u == t)
+						break;
+					if (u->proc == t->proc && u->linked) {
+						first = false;
+						break;
+					}
+				}
+			if (first) {
+				int r = fn(t->proc, arg);
+				if (r)
+					return r;
+			}
+		}
+	return 0;
+}
+
+unsigned task_count(void)
+{
+	return ntasks;
+}

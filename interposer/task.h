@@ -1,0 +1,67 @@
+/* The task table: every thread of the sandbox, keyed by tid, and the
+ * per-process state (keyed by tgid) its threads share.
+ *
+ * A notification names a thread; what a path means depends on the process
+ * (its virtual cwd lives in an fs context that CLONE_FS shares). State is
+ * inherited exactly at the fork/clone ptrace event, never guessed later. */
+#ifndef MOAT_TASK_H
+#define MOAT_TASK_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* The virtual cwd: shared by threads and CLONE_FS children. */
+struct fsctx {
+	int refs;
+	char cwd[PATH_MAX];
+};
+
+struct proc {
+	pid_t tgid;
+	int refs;            /* threads pointing here */
+	int pidfd;           /* the supervisor's own pidfd: signals go here */
+	struct fsctx *fs;
+	mode_t umask;
+	char exe[PATH_MAX];  /* virtual path of the running program */
+};
+
+/* What the exec stop decided, checked at PTRACE_EVENT_EXEC. */
+struct exec_check {
+	bool pending;
+	dev_t dev;
+	ino_t ino;
+	bool has_interp;
+	dev_t interp_dev;
+	ino_t interp_ino;
+	char vpath[PATH_MAX];
+};
+
+struct task {
+	pid_t tid;
+	struct proc *proc;
+	bool linked;         /* state inherited from the parent (or init) */
+	bool held;           /* its first stop arrived before the parent's event */
+	struct exec_check exec;
+	struct task *next;   /* hash chain */
+};
+
+/* Lookup; NULL when unknown. */
+struct task *task_find(pid_t tid);
+/* A new task for `tid` in process `p` (p gets a reference).  NULL + errno. */
+struct task *task_add(pid_t tid, struct proc *p);
+/* Forget `tid`; drops its process reference.  No-op when unknown. */
+void task_remove(pid_t tid);
+/* Re-key a task (exec by a non-leader thread takes the leader's tid). */
+void task_rekey(struct task *t, pid_t newtid);
+/* A new process with a fresh pidfd; `fs` is shared (refcount taken) or,
+ * when copy is true, duplicated.  NULL + errno. */
+struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs);
+struct proc *proc_find(pid_t tgid);
+struct fsctx *fsctx_new(const char *cwd);
+/* Call fn on each distinct process; stops when fn returns nonzero. */
+int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg);
+/* Number of live tasks. */
+unsigned task_count(void);
+
+#endif

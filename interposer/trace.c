@@ -1,0 +1,388 @@
+/* The ptrace side: fork/clone inheritance, exec, exits, signals. */
+#include "interposer/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "fs-emulation/exec.h"
+#include "fs-emulation/vfs.h"
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+#include "syscall-table/filter.h"
+
+static void resume(pid_t pid, int sig)
+{
+	ptrace(PTRACE_CONT, pid, 0, sig);
+}
+
+/* ---- fork / vfork / clone ---- */
+
+static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int event)
+{
+	(void)sb;
+	unsigned long flags = 0;
+	if (event == PTRACE_EVENT_CLONE) {
+		struct user_regs_struct regs;
+		if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0)
+			flags = regs.orig_rax == SYS_clone ? regs.rdi : 0;
+	}
+	struct task *t = task_find(child);
+	bool held = t && t->held;
+	struct proc *pp = parent->proc;
+	struct proc *np;
+	if (flags & CLONE_THREAD) {
+		np = pp;
+	} else {
+		np = proc_new(child, pp->fs, !(flags & CLONE_FS));
+		if (!np) {
+			/* Fail closed: a process without state must not run. */
+			kill(child, SIGKILL);
+			return;
+		}
+		np->umask = pp->umask;
+		snprintf(np->exe, sizeof np->exe, "%s", pp->exe);
+	}
+	if (!t) {
+		t = task_add(child, np);
+		if (!t) {
+			kill(child, SIGKILL);
+			return;
+		}
+	} else {
+		t->proc = np;
+		np->refs++;
+	}
+	t->linked = true;
+	if (held) {
+		t->held = false;
+		resume(child, 0);
+	}
+}
+
+/* ---- exec ---- */
+
+static int read_str(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		size_t page_left = 4096 - ((addr + off) & 4095);
+		size_t want = len - off < page_left ? len - off : page_left;
+		struct iovec l = { buf + off, want }, r = { (void *)(uintptr_t)(addr + off), want };
+		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		if (memchr(buf + off, '\0', (size_t)n))
+			return 0;
+		off += (size_t)n;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* Lowest address of the mapping holding `addr` (the stack), or 0. */
+static uint64_t vma_start(pid_t pid, uint64_t addr)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	uint64_t found = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && addr >= lo && addr < hi) {
+			found = lo;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void fail_exec(pid_t pid, struct user_regs_struct *regs, int err)
+{
+	regs->orig_rax = (unsigned long long)-1; /* skip the call */
+	regs->rax = (unsigned long long)-err;
+	ptrace(PTRACE_SETREGS, pid, 0, regs);
+}
+
+/* Base directory for a relative exec path (AT_FDCWD or a dirfd). */
+static int exec_base(struct task *t, int dirfd, char *base, size_t len)
+{
+	if (dirfd == AT_FDCWD) {
+		snprintf(base, len, "%s", t->proc->fs->cwd);
+		return 0;
+	}
+	int copy = (int)syscall(SYS_pidfd_getfd, t->proc->pidfd, dirfd, 0);
+	if (copy < 0)
+		return -EBADF;
+	struct stat st;
+	int r = fstat(copy, &st);
+	close(copy);
+	if (r < 0)
+		return -EBADF;
+	const char *vp = reg_get(st.st_dev, st.st_ino);
+	if (!vp)
+		return -EACCES;
+	snprintf(base, len, "%s", vp);
+	return 0;
+}
+
+/* The seccomp-trace stop of execve/execveat: decide in the virtual
+ * filesystem, then point the call at the host file decided on. */
+static void exec_stop(struct sandbox *sb, struct task *t)
+{
+	struct user_regs_struct regs;
+	pid_t pid = t->tid;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+		return;
+	t->exec.pending = false;
+	uint64_t path_p, argv_p, envp_p;
+	int dirfd = AT_FDCWD, flags = 0;
+	const char *name = "execve";
+	if (regs.orig_rax == SYS_execve) {
+		path_p = regs.rdi, argv_p = regs.rsi, envp_p = regs.rdx;
+	} else if (regs.orig_rax == SYS_execveat) {
+		name = "execveat";
+		dirfd = (int)regs.rdi, path_p = regs.rsi, argv_p = regs.rdx, envp_p = regs.r10;
+		flags = (int)regs.r8;
+	} else {
+		return; /* a TRACE from the sandbox's own filter: ours allowed it */
+	}
+	static char path[PATH_MAX], base[PATH_MAX];
+	static struct exec_plan plan;
+	int r = read_str(pid, path_p, path, sizeof path);
+	if (r < 0)
+		return fail_exec(pid, &regs, -r);
+	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return fail_exec(pid, &regs, EINVAL);
+	if (path[0] == '\0') {
+		if (!(flags & AT_EMPTY_PATH))
+			return fail_exec(pid, &regs, ENOENT);
+		/* fexecve: the fd must be one the registry knows. */
+		r = exec_base(t, dirfd, base, sizeof base);
+		if (r < 0) {
+			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, "", "", -r,
+				   "deny", "exec.unknown-fd");
+			return fail_exec(pid, &regs, -r);
+		}
+		snprintf(path, sizeof path, "%s", base);
+	} else if (path[0] != '/') {
+		r = exec_base(t, dirfd, base, sizeof base);
+		if (r < 0)
+			return fail_exec(pid, &regs, -r);
+	}
+	creds_sandbox(sb);
+	r = vfs_exec_resolve(sb->vfs, t, base, path, flags & AT_SYMLINK_NOFOLLOW, &plan);
+	creds_self(sb);
+	if (r < 0) {
+		if (plan.outside && sb->audit) {
+			sb->denied[SC_PROCESS]++;
+			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, path, "", -r,
+				   "deny", "fs.outside-view");
+		}
+		return fail_exec(pid, &regs, -r);
+	}
+
+	/* Write the host path (and for a script the new argv) below the
+	 * stack pointer, inside the stack's own mapping. */
+	size_t argc = 0;
+	uint64_t argv_old[4096];
+	if (plan.nprefix) {
+		for (; argc < sizeof argv_old / sizeof argv_old[0]; argc++) {
+			struct iovec l = { &argv_old[argc], 8 };
+			struct iovec rr = { (void *)(uintptr_t)(argv_p + argc * 8), 8 };
+			if (process_vm_readv(pid, &l, 1, &rr, 1, 0) != 8)
+				return fail_exec(pid, &regs, EFAULT);
+			if (!argv_old[argc])
+				break;
+		}
+		if (argc == sizeof argv_old / sizeof argv_old[0])
+			return fail_exec(pid, &regs, E2BIG);
+	}
+	static char blob[EXEC_MAX_PREFIX * PATH_MAX + PATH_MAX + 8 * 4200];
+	size_t off = 0;
+	size_t host_off = off;
+	size_t hl = strlen(plan.host) + 1;
+	memcpy(blob + off, plan.host, hl);
+	off += hl;
+	size_t pre_off[EXEC_MAX_PREFIX];
+	for (int i = 0; i < plan.nprefix; i++) {
+		size_t l = strlen(plan.prefix[i]) + 1;
+		pre_off[i] = off;
+		memcpy(blob + off, plan.prefix[i], l);
+		off += l;
+	}
+	off = (off + 7) & ~(size_t)7;
+	size_t argv_off = off;
+	size_t nargv = plan.nprefix ? (size_t)plan.nprefix + (argc ? argc - 1 : 0) + 1 : 0;
+	off += nargv * 8;
+	uint64_t top = (regs.rsp - 512) & ~(uint64_t)15;
+	uint64_t lo = (top - off) & ~(uint64_t)15;
+	uint64_t vs = vma_start(pid, regs.rsp);
+	if (!vs || lo < vs)
+		return fail_exec(pid, &regs, E2BIG);
+	uint64_t *av = (uint64_t *)(void *)(blob + argv_off);
+	size_t k = 0;
+	for (int i = 0; i < plan.nprefix; i++)
+		av[k++] = lo + pre_off[i];
+	for (size_t i = 1; i < argc; i++)
+		av[k++] = argv_old[i];
+	if (nargv)
+		av[k] = 0;
+	struct iovec l = { blob, off }, rr = { (void *)(uintptr_t)lo, off };
+	if (process_vm_writev(pid, &l, 1, &rr, 1, 0) != (ssize_t)off)
+		return fail_exec(pid, &regs, EFAULT);
+	regs.orig_rax = SYS_execve;
+	regs.rdi = lo + host_off;
+	regs.rsi = nargv ? lo + argv_off : argv_p;
+	regs.rdx = envp_p;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
+		return;
+	t->exec.pending = true;
+	t->exec.dev = plan.dev;
+	t->exec.ino = plan.ino;
+	t->exec.has_interp = plan.has_interp;
+	t->exec.interp_dev = plan.interp_dev;
+	t->exec.interp_ino = plan.interp_ino;
+	snprintf(t->exec.vpath, sizeof t->exec.vpath, "%s", plan.vpath);
+}
+
+static bool maps_has(pid_t pid, dev_t dev, ino_t ino)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/%d/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned maj, min;
+		unsigned long long inode;
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &inode) == 3)
+			found = inode == ino && maj == major(dev) && min == minor(dev);
+	}
+	fclose(f);
+	return found;
+}
+
+/* PTRACE_EVENT_EXEC: the new image must be the file decided on, before
+ * its first instruction runs (rule 7). */
+static void exec_event(struct sandbox *sb, pid_t pid)
+{
+	unsigned long former = 0;
+	ptrace(PTRACE_GETEVENTMSG, pid, 0, &former);
+	struct task *t = task_find((pid_t)former);
+	if ((pid_t)former != pid) {
+		task_remove(pid); /* the old leader is gone; the execing thread takes its tid */
+		if (t)
+			task_rekey(t, pid);
+	}
+	t = task_find(pid);
+	bool ok = false;
+	const char *rule = "exec.unverified";
+	if (t && t->exec.pending) {
+		char exe[64];
+		struct stat st;
+		snprintf(exe, sizeof exe, "/proc/%d/exe", pid);
+		ok = stat(exe, &st) == 0 && st.st_dev == t->exec.dev && st.st_ino == t->exec.ino;
+		rule = "exec.binary-mismatch";
+		if (ok && t->exec.has_interp) {
+			ok = maps_has(pid, t->exec.interp_dev, t->exec.interp_ino);
+			rule = "exec.interpreter-mismatch";
+		}
+	}
+	if (!ok) {
+		audit_exec(sb->audit, pid, t && t->proc ? t->proc->tgid : pid, t ? t->exec.vpath : "",
+			   "execve", t ? t->exec.vpath : "", "", 0, "kill", rule);
+		kill(pid, SIGKILL);
+		resume(pid, 0);
+		return;
+	}
+	t->exec.pending = false;
+	snprintf(t->proc->exe, sizeof t->proc->exe, "%s", t->exec.vpath);
+	resume(pid, 0);
+}
+
+void trace_status(struct sandbox *sb, pid_t pid, int status)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (pid == sb->init_pid) {
+			sb->init_done = true;
+			sb->init_status = status;
+		}
+		task_remove(pid);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	int sig = WSTOPSIG(status);
+	int event = status >> 16;
+	struct task *t = task_find(pid);
+
+	if (event == PTRACE_EVENT_STOP) {
+		if (!t || !t->linked) {
+			/* A new child whose parent's event has not arrived yet:
+			 * it waits, stopped, until its state is known. */
+			if (!t)
+				t = task_add(pid, NULL);
+			if (t)
+				t->held = true;
+			else
+				kill(pid, SIGKILL);
+			return;
+		}
+		siginfo_t si;
+		if (ptrace(PTRACE_GETSIGINFO, pid, 0, &si) < 0 && errno == EINVAL)
+			ptrace(PTRACE_LISTEN, pid, 0, 0); /* a group-stop: stay stopped */
+		else
+			resume(pid, 0);
+		return;
+	}
+	if (sig == SIGTRAP && event) {
+		unsigned long msg = 0;
+		switch (event) {
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+		case PTRACE_EVENT_CLONE:
+			ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
+			if (t && t->proc)
+				link_child(sb, t, (pid_t)msg, event);
+			else
+				kill((pid_t)msg, SIGKILL);
+			break;
+		case PTRACE_EVENT_EXEC:
+			exec_event(sb, pid);
+			return;
+		case PTRACE_EVENT_SECCOMP:
+			ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
+			if (msg == SC_TRACE_DATA && t && t->proc)
+				exec_stop(sb, t);
+			else if (msg == SC_TRACE_DATA) {
+				struct user_regs_struct regs;
+				if (ptrace(PTRACE_GETREGS, pid, 0, &regs) == 0)
+					fail_exec(pid, &regs, EPERM);
+			}
+			break;
+		default:
+			break;
+		}
+		resume(pid, 0);
+		return;
+	}
+	/* A signal on its way to the tracee: deliver it unchanged. */
+	resume(pid, sig);
+}

@@ -1,0 +1,48 @@
+/* Every handler the table names.  Each lives in its module's sys_*.c
+ * file; this header is the one place the table learns their names. */
+#ifndef MOAT_HANDLERS_H
+#define MOAT_HANDLERS_H
+
+#include "interposer/call.h"
+
+#define H(name) struct verdict name(struct call *c)
+
+/* fs-emulation/sys_open.c */
+H(sys_open); H(sys_openat); H(sys_openat2); H(sys_creat);
+/* fs-emulation/sys_stat.c */
+H(sys_stat); H(sys_lstat); H(sys_newfstatat); H(sys_statx);
+H(sys_access); H(sys_faccessat); H(sys_faccessat2);
+H(sys_readlink); H(sys_readlinkat); H(sys_statfs);
+/* fs-emulation/sys_dir.c */
+H(sys_getcwd); H(sys_chdir); H(sys_fchdir);
+H(sys_mkdir); H(sys_mkdirat); H(sys_rmdir);
+H(sys_mknod); H(sys_mknodat);
+/* fs-emulation/sys_link.c */
+H(sys_unlink); H(sys_unlinkat);
+H(sys_rename); H(sys_renameat); H(sys_renameat2);
+H(sys_symlink); H(sys_symlinkat); H(sys_link); H(sys_linkat);
+/* fs-emulation/sys_attr.c */
+H(sys_chmod); H(sys_fchmodat);
+H(sys_chown); H(sys_lchown); H(sys_fchownat);
+H(sys_truncate); H(sys_utimensat); H(sys_utime); H(sys_utimes);
+H(sys_futimesat);
+H(sys_xattr);            /* path xattr calls: ENOTSUP for now */
+H(sys_inotify_add_watch);
+
+/* net-stub/sys_socket.c */
+H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind);
+H(sys_sendto); H(sys_sendmsg); H(sys_sendmmsg);
+
+/* interposer/sys_proc.c: signals, pids, identity */
+H(sys_kill); H(sys_tkill); H(sys_tgkill);
+H(sys_rt_sigqueueinfo); H(sys_rt_tgsigqueueinfo);
+H(sys_pid_arg0);         /* calls whose arg0 is a pid: own or sandbox only */
+H(sys_priority);         /* getpriority/setpriority(which, who) */
+H(sys_pidfd_open);
+H(sys_clone);            /* clone with namespace flags: denied */
+H(sys_umask);
+H(sys_ioctl);            /* a request outside the allowlist */
+H(sys_seccomp);          /* seccomp with a listener: denied */
+
+#undef H
+#endif

@@ -1,0 +1,181 @@
+/* esc.h — what every escape attempt in tests/security/ shares.
+ *
+ * Protocol (tests/security/run.sh reads it).  An attempt writes its
+ * diagnostics to stderr ("# ...") and exactly one final line to stdout:
+ *
+ *   ESCAPED: <what got out>       exit 0   it reached something of the host
+ *   HELD: <what stopped it>       exit 1   every way it tried was stopped
+ *   UNSUPPORTED: <why>            exit 77  this kernel lacks the feature, so
+ *                                          the attempt cannot be proven here
+ *
+ * An attempt claims ESCAPED only on evidence: the secret file's content must
+ * equal $ESC_TOKEN (the runner sets it natively, and with --setenv under
+ * moat), a signal or ptrace call must have returned success, and so on.
+ * An attempt that tries several ways reports every way that worked, so that a
+ * native run proves each of them.
+ */
+#ifndef ESC_H
+#define ESC_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct esc_log {
+	char won[4096];
+	char held[4096];
+};
+
+static inline struct esc_log *esc_log(void)
+{
+	static struct esc_log l;
+	return &l;
+}
+
+/* errno as its symbolic name ("ENOENT"), for the HELD line. */
+static inline const char *esc_errname(int e)
+{
+	const char *n = strerrorname_np(e);
+	return n ? n : "E?";
+}
+
+static inline void esc_append(char *dst, size_t cap, const char *fmt, va_list ap)
+{
+	size_t len = strlen(dst);
+	if (len + 3 >= cap)
+		return;
+	if (len) {
+		strcpy(dst + len, "; ");
+		len += 2;
+	}
+	vsnprintf(dst + len, cap - len, fmt, ap);
+}
+
+/* Record a way that got out.  Printed to stderr at once as well. */
+__attribute__((format(printf, 1, 2))) static inline void esc_won(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("# escaped: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	va_start(ap, fmt);
+	esc_append(esc_log()->won, sizeof esc_log()->won, fmt, ap);
+	va_end(ap);
+}
+
+/* Record a way that was stopped, with what stopped it. */
+__attribute__((format(printf, 1, 2))) static inline void esc_held(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("# held: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	va_start(ap, fmt);
+	esc_append(esc_log()->held, sizeof esc_log()->held, fmt, ap);
+	va_end(ap);
+}
+
+/* Print the final line and return the exit code: ESCAPED if anything got
+ * out (listing every way that did), HELD otherwise. */
+static inline int esc_finish(void)
+{
+	struct esc_log *l = esc_log();
+	fflush(stderr);
+	if (l->won[0]) {
+		printf("ESCAPED: %s\n", l->won);
+		return 0;
+	}
+	printf("HELD: %s\n", l->held[0] ? l->held : "nothing got out");
+	return 1;
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static inline void esc_unsupported(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("UNSUPPORTED: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+	exit(77);
+}
+
+/* A broken invocation is neither ESCAPED nor HELD: the runner fails it. */
+__attribute__((noreturn)) static inline void esc_usage(const char *msg)
+{
+	printf("USAGE: %s\n", msg);
+	exit(2);
+}
+
+static inline const char *esc_token(void)
+{
+	const char *t = getenv("ESC_TOKEN");
+	if (!t || strlen(t) < 8)
+		esc_usage("ESC_TOKEN is not set (run me from tests/security/run.sh)");
+	return t;
+}
+
+/* Does buf (len bytes) hold exactly the token, give or take a trailing
+ * newline? */
+static inline int esc_is_token(const char *buf, size_t len)
+{
+	const char *t = esc_token();
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	return len == strlen(t) && memcmp(buf, t, len) == 0;
+}
+
+/* Read an open fd from offset 0 (pread, or read if it cannot seek) and say
+ * whether it holds the token. */
+static inline int esc_fd_has_token(int fd)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof buf, 0);
+	if (n < 0 && errno == ESPIPE)
+		n = read(fd, buf, sizeof buf);
+	return n > 0 && esc_is_token(buf, (size_t)n);
+}
+
+/* Open path (relative to dirfd) and read it.  Returns 1 if it held the
+ * token, 0 if it opened but held something else, -errno if the open failed. */
+static inline int esc_open_at_has_token(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = esc_fd_has_token(fd);
+	close(fd);
+	return r;
+}
+
+/* One try at reading the secret through `path`, noted as won or held. */
+static inline int esc_try_open(const char *how, const char *path)
+{
+	int r = esc_open_at_has_token(AT_FDCWD, path);
+	if (r == 1)
+		esc_won("%s: read the token through %s", how, path);
+	else if (r == 0)
+		esc_held("%s: %s opened but is not the secret", how, path);
+	else
+		esc_held("%s: open %s: %s", how, path, esc_errname(-r));
+	return r;
+}
+
+/* argv[1] must be the absolute path of the secret. */
+static inline const char *esc_secret_arg(int argc, char **argv)
+{
+	if (argc < 2 || argv[1][0] != '/')
+		esc_usage("need the absolute path of the secret as argv[1]");
+	esc_token();
+	return argv[1];
+}
+
+#endif

@@ -1,0 +1,48 @@
+/* esc_dotdot — climb out of the cwd and out of /tmp with "..".
+ *
+ * Attacks the path walk (DESIGN "Path walk": ".." never leaves the virtual
+ * root) and rule 5 (the kernel cwd is an empty directory; every relative path
+ * is walked by the supervisor from the virtual cwd).  Natively "../" x 40
+ * from any directory reaches "/", and /tmp/../../.. is "/".
+ *
+ * usage: ESC_TOKEN=... esc_dotdot /var/tmp/moat-sec.XXXXXX/secret
+ */
+#include "esc.h"
+
+int main(int argc, char **argv)
+{
+	const char *secret = esc_secret_arg(argc, argv);
+	char path[8192];
+	size_t n = 0;
+
+	/* relative to the cwd (/workspace under moat) */
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(path + n, sizeof path - n, "../");
+	snprintf(path + n, sizeof path - n, "%s", secret + 1);
+	esc_try_open("open(cwd/../x40)", path);
+
+	/* through an absolute prefix that exists in the sandbox */
+	n = (size_t)snprintf(path, sizeof path, "/tmp/");
+	for (int i = 0; i < 12; i++)
+		n += (size_t)snprintf(path + n, sizeof path - n, "../");
+	snprintf(path + n, sizeof path - n, "%s", secret + 1);
+	esc_try_open("open(/tmp/../x12)", path);
+
+	/* and relative to an O_PATH fd on "/" — a dirfd the sandbox got legally */
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		esc_held("open(/): %s", esc_errname(errno));
+	} else {
+		n = 0;
+		for (int i = 0; i < 6; i++)
+			n += (size_t)snprintf(path + n, sizeof path - n, "../");
+		snprintf(path + n, sizeof path - n, "%s", secret + 1);
+		int r = esc_open_at_has_token(root, path);
+		if (r == 1)
+			esc_won("openat(fd of /, ../x6): read the token");
+		else
+			esc_held("openat(fd of /, ../x6): %s", r == 0 ? "not the secret" : esc_errname(-r));
+		close(root);
+	}
+	return esc_finish();
+}

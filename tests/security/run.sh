@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# tests/security/run.sh — the escape attempts, natively and under moat.
+#
+#   tests/security/run.sh [--native-only] [NAME...]     (from `make security`)
+#   ESC_VERBOSE=1 tests/security/run.sh ...   also shows each run's final line
+#                                             and the first audit records
+#
+# Each attempt build/tests/security/esc_NAME (see esc.h for its protocol):
+#  1. runs natively and must print ESCAPED — the attempt is real on this host.
+#     If it exits 77 (UNSUPPORTED: the kernel lacks the feature) we print
+#     "SKIP-NATIVE: ..." and still run it under moat.
+#  2. runs under `./moat run` and must be held: a final "HELD:" line (exit 1),
+#     or death by SIGSYS (moat exits 159), or UNSUPPORTED (77) — and never
+#     ESCAPED; and the audit log must hold a deny/kill record whose syscall
+#     fits the attempt.
+# Victims (kill_host, ptrace_host) are `sleep`s this script starts; they must
+# all be dead after the native run and all alive after the moat run.
+#
+# Every attempt runs in its own `unshare -pf --mount-proc`: a private pid
+# namespace, so that a sandbox failure (kill(-1, SIGKILL) natively!) reaches
+# nothing but the processes started here.  Without one we refuse to run.
+#
+# Output: one line per attempt, "PASS esc_x" or "FAIL esc_x: reason" (plus
+# "SKIP-NATIVE: ..." lines), then "N passed, M failed"; exit 1 if M > 0.
+set -u
+SELF=$(realpath "$0")
+cd "$(dirname "$SELF")/../.." || exit 2
+ROOT=$PWD
+BIN=$ROOT/build/tests/security
+MOAT=${ESC_MOAT:-$ROOT/moat}  # ESC_MOAT: another build of moat to test
+TIMEOUT=${ESC_TIMEOUT:-30}
+VERBOSE=${ESC_VERBOSE:-0}
+
+# Every tests/security/esc_*.c is an attempt; one_attempt() has its table.
+ALL=()
+for f in "$ROOT"/tests/security/esc_*.c; do
+	f=${f##*/esc_}
+	ALL+=("${f%.c}")
+done
+
+# ---------------------------------------------------------------------------
+# Inside the pid namespace: one attempt, native then moat.  Runs as pid 1, so
+# kill(-1) from an attempt cannot reach this shell.  Commands are started
+# from this shell directly (no subshells, no pipes around them): anything else
+# in the namespace is fair game for a native kill(-1).
+
+# run_limited OUT ERR CMD...: run CMD with a watchdog; sets RC.
+run_limited() {
+	local out=$1 err=$2 pid wd
+	shift 2
+	"$@" >"$out" 2>"$err" </dev/null &
+	pid=$!
+	(sleep "$TIMEOUT"; kill -KILL "$pid") >/dev/null 2>&1 &
+	wd=$!
+	disown "$wd"
+	wait "$pid" 2>/dev/null
+	RC=$?
+	kill -KILL "$wd" 2>/dev/null
+}
+
+# run_tty OUT ERR CMD...: the same, with a pty as controlling terminal.
+run_tty() {
+	local out=$1 err=$2 cmd
+	shift 2
+	printf -v cmd '%q ' "$@"
+	SHELL=/bin/bash
+	run_limited "$out" "$err" script -qec "$cmd" /dev/null
+	sed -i 's/\r$//' "$out"
+}
+
+# alive PID: running (not dead, not a zombie, not stopped or traced).
+alive() {
+	local line state
+	read -r line 2>/dev/null </proc/"$1"/stat || return 1
+	state=${line##*) }
+	state=${state:0:1}
+	[[ $state == [RSD] ]] || return 1
+	while read -r line; do
+		[[ $line == TracerPid:* ]] && { [[ ${line##*[[:space:]]} == 0 ]]; return; }
+	done </proc/"$1"/status
+}
+
+VICTIMS=()
+start_victims() {
+	local i
+	VICTIMS=()
+	for ((i = 0; i < $1; i++)); do
+		sleep 600 &
+		VICTIMS+=("$!")
+		disown "$!" # no "Killed" notices: their deaths are checked by pid
+	done
+	sleep 0.1
+}
+stop_victims() {
+	((${#VICTIMS[@]})) && kill -KILL "${VICTIMS[@]}" 2>/dev/null
+	VICTIMS=()
+}
+
+last_line() { local l=""; [[ -s $1 ]] && l=$(tail -n 1 "$1"); printf '%s' "${l:0:300}"; }
+# Something to show when there is no verdict: stderr's last line, or stdout's.
+why() { if [[ -s $2 ]]; then last_line "$2"; else last_line "$1"; fi; }
+# The attempt's verdict: its last protocol line (moat may print after it).
+verdict() {
+	local l=""
+	[[ -s $1 ]] && l=$(grep -E '^(ESCAPED|HELD|UNSUPPORTED|USAGE):' "$1" | tail -n 1)
+	printf '%s' "${l:0:300}"
+}
+
+one_attempt() {
+	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' nvict=0
+	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
+	local native moat v skipped=0 gate=0
+
+	case $name in
+	abs_path | dotdot | proc_root | race_open) args=("$SECRET") re='open|openat|openat2' ;;
+	symlink_abs | symlink_rel | symlink_dir)
+		args=("$SECRET") re='open|openat|openat2|symlink|symlinkat' ;;
+	hardlink) args=("$SECRET") re='link|linkat|open|openat|openat2' ;;
+	kill_host) nvict=6 re='kill|tgkill|tkill|rt_sigqueueinfo|pidfd_open|pidfd_send_signal' ;;
+	ptrace_host) nvict=1 re='ptrace|process_vm_readv' ;;
+	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
+	# What moat names an i386/x32 call in its record is its own business:
+	# any kill record will do.  Without an i386 entry the int $0x80 faults
+	# before seccomp sees a syscall: there is then nothing for moat to hold
+	# or audit (gate=1).  x32 is different: seccomp sees the x32 bit even
+	# when the ABI is compiled out, so moat must kill and audit it anyway.
+	int80 | x32)
+		args=("$SECRET") re='[^"]*' decision='kill'
+		[[ $name == int80 ]] && gate=1
+		;;
+	seccomp_listener) args=("$SECRET") re='seccomp|prctl' ;;
+	tiocsti) runner=run_tty re='ioctl' ;;
+	ctty) runner=run_tty re='ioctl|open|openat|getsid' ;;
+	inherited_fd) exec 5<"$SECRET" && re='pidfd_open|pidfd_getfd' ;;
+	host_env) re='open|openat|openat2' ;;
+	list_home) re='open|openat|openat2|stat|lstat|newfstatat|statx|getdents64' ;;
+	*) echo "FAIL esc_$name: no entry in run.sh's table (args, audited syscalls)"; return ;;
+	esac
+	[[ -x $bin ]] || { echo "FAIL esc_$name: $bin not built (make probes)"; return; }
+
+	# 1. natively, from a scratch cwd beside the secret
+	start_victims "$nvict"
+	cd "$NCWD" || return
+	$runner "$out" "$err" "$bin" "${args[@]}" "${VICTIMS[@]}"
+	cd "$ROOT" || return
+	native=$(verdict "$out")
+	[[ $VERBOSE == 1 ]] && echo "  esc_$name native (exit $RC): $native"
+	if [[ $RC == 77 && $native == UNSUPPORTED:* ]]; then
+		echo "SKIP-NATIVE: esc_$name: ${native#UNSUPPORTED: }"
+		skipped=1
+	elif [[ $RC != 0 || $native != ESCAPED:* ]]; then
+		echo "FAIL esc_$name: natively not escaped (exit $RC): ${native:-$(why "$out" "$err")}"
+		stop_victims
+		return
+	fi
+	for v in "${VICTIMS[@]}"; do
+		if [[ $name == kill_host ]] && alive "$v"; then
+			echo "FAIL esc_$name: natively victim $v survived: $native"
+			stop_victims
+			return
+		fi
+		if [[ $name == ptrace_host ]] && ! alive "$v"; then
+			echo "FAIL esc_$name: natively victim $v was left dead or stopped"
+			stop_victims
+			return
+		fi
+	done
+	stop_victims
+	[[ $ONLY_NATIVE == 1 ]] && { echo "PASS esc_$name (native only)"; return; }
+
+	# 2. under moat
+	[[ -x $MOAT ]] || { echo "FAIL esc_$name: ./moat is not built"; return; }
+	start_victims "$nvict"
+	rm -f "$log"
+	$runner "$out" "$err" "$MOAT" run --ro-bind "$BIN" /t --audit-log "$log" \
+		--setenv ESC_TOKEN "$TOKEN" -- /t/esc_"$name" "${args[@]}" "${VICTIMS[@]}"
+	moat=$(verdict "$out")
+	[[ $VERBOSE == 1 ]] && echo "  esc_$name moat (exit $RC): $moat" &&
+		[[ -s $log ]] && sed 's/^/    audit: /' "$log" | head -n 5
+	for v in "${VICTIMS[@]}"; do
+		if ! alive "$v"; then
+			echo "FAIL esc_$name: under moat victim $v is dead or stopped (exit $RC): $moat"
+			stop_victims
+			return
+		fi
+	done
+	stop_victims
+	if grep -q '^ESCAPED:' "$out"; then
+		echo "FAIL esc_$name: ESCAPED under moat: $(grep -m1 '^ESCAPED:' "$out")"
+		return
+	fi
+	case "$RC:$moat" in
+	1:HELD:* | 159:* | 77:UNSUPPORTED:*) ;;
+	*)
+		echo "FAIL esc_$name: under moat neither held nor SIGSYS (exit $RC): ${moat:-$(why "$out" "$err")}"
+		return
+		;;
+	esac
+	if [[ $gate == 1 && $skipped == 1 && $RC == 77 ]]; then
+		echo "PASS esc_$name (unprovable here: ${moat#UNSUPPORTED: })"
+		return
+	fi
+	if [[ ! -s $log ]]; then
+		echo "FAIL esc_$name: held ($moat) but the audit log is empty"
+		return
+	fi
+	if ! grep -E "\"decision\" *: *\"($decision)\"" "$log" | grep -Eq "\"syscall\" *: *\"($re)\""; then
+		echo "FAIL esc_$name: held ($moat) but no audit record with decision ~ $decision and syscall ~ ($re) among $(wc -l <"$log") records"
+		return
+	fi
+	echo "PASS esc_$name"
+}
+
+if [[ ${1:-} == --inner ]]; then
+	one_attempt "$2"
+	exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# Outside: fixtures, then one pid namespace per attempt.
+ONLY_NATIVE=0
+if [[ ${1:-} == --native-only ]]; then
+	ONLY_NATIVE=1
+	shift
+fi
+names=("$@")
+((${#names[@]})) || names=("${ALL[@]}")
+
+if ! unshare -pf --mount-proc true 2>/dev/null; then
+	echo "run.sh: cannot create a pid namespace (unshare -pf --mount-proc needs root);" \
+		"refusing to run escape attempts without one" >&2
+	echo "0 passed, ${#names[@]} failed"
+	exit 1
+fi
+command -v script >/dev/null || echo "run.sh: script(1) missing (util-linux): tiocsti and ctty will fail" >&2
+
+SECDIR=$(mktemp -d /var/tmp/moat-sec.XXXXXX) || exit 2
+WORK=$(mktemp -d /var/tmp/moat-sec-work.XXXXXX) || exit 2
+NCWD=$(mktemp -d /var/tmp/moat-sec-cwd.XXXXXX) || exit 2
+trap 'rm -rf "$SECDIR" "$WORK" "$NCWD"' EXIT
+TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+SECRET=$SECDIR/secret
+printf '%s\n' "$TOKEN" >"$SECRET"
+chmod 0755 "$SECDIR" "$WORK" "$NCWD"
+chmod 0644 "$SECRET"
+export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECRET TOKEN ONLY_NATIVE
+export ESC_TOKEN=$TOKEN
+
+pass=0 fail=0
+for name in "${names[@]}"; do
+	extra=()
+	[[ $name == host_env ]] && extra=(MOAT_HOST_SECRET="$TOKEN")
+	result=$(env "${extra[@]}" unshare -pf --mount-proc --kill-child bash "$SELF" --inner "$name" 2>&1)
+	[[ -n $result ]] || result="FAIL esc_$name: the attempt's namespace died without a word"
+	printf '%s\n' "$result"
+	if [[ $(tail -n 1 <<<"$result") == PASS* ]]; then
+		((pass++))
+	else
+		((fail++))
+	fi
+done
+echo "$pass passed, $fail failed"
+((fail == 0))
