@@ -38,7 +38,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs $(CHECK_PKGS))
 
 # Probes, escape attempts and benchmarks are plain programs: no moat code.
-$(BUILD)/tests/%: tests/%.c
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -O2 -g -Wall -o $@ $< -lpthread
 $(BUILD)/bench/%: bench/%.c

@@ -24,6 +24,10 @@ OUT_JSON = os.path.join(ROOT, "build", "bench-results.json")
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 TIMEOUT = 150  # per measurement command
 
+CELL_BUDGET_S = 10.0   # wall time for one workload under native or moat
+XCELL_BUDGET_S = 6.0   # and under proot / strace (reference columns)
+MICRO_BUDGET_S = 4.0   # repetitions of one microbenchmark stop past this
+
 SRCS = ["stat_missing", "getppid", "notify_rt", "forkexec"]
 
 
@@ -45,6 +49,13 @@ def ensure_binaries():
                             src, "-lpthread"] + libs, capture_output=True, text=True)
         if r.returncode != 0:
             log(f"bench: cannot build {name}: {r.stderr.strip()[:300]}")
+
+
+def errline(text):
+    """The last non-empty line of an error output (a traceback's exception),
+    safe in a markdown table cell."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1][:120].replace("|", "/") if lines else ""
 
 
 def run(cmd, timeout=TIMEOUT, **kw):
@@ -102,13 +113,16 @@ def wrap(tool, host_argv, sandbox_argv, binds):
 def micro(argv, key, reps):
     """Run a microbenchmark reps times; the median of its ns/call line."""
     vals, err = [], None
+    t0 = time.perf_counter()
     for _ in range(reps):
+        if vals and time.perf_counter() - t0 > MICRO_BUDGET_S:
+            break  # slow under this tool: fewer repetitions
         r = run(argv)
         if r is None:
             return None, "timed out"
         m = re.search(rf"^{key} ([0-9.]+) ns/call", r.stdout, re.M)
         if r.returncode != 0 or not m:
-            err = f"exit {r.returncode}: {(r.stderr or r.stdout).strip()[:160]}"
+            err = f"exit {r.returncode}: {errline(r.stderr or r.stdout)}"
             continue
         vals.append(float(m.group(1)))
     if not vals:
@@ -142,7 +156,7 @@ def failure(argv, hf_out):
     if r is None:
         return "timed out"
     if r.returncode != 0:
-        err = " ".join(r.stderr.strip().split())[:120]
+        err = errline(r.stderr)
         return f"exit {r.returncode}" + (f": {err}" if err else "")
     lines = hf_out.strip().splitlines()
     return (lines[-1] if lines else "hyperfine failed")[:120]
@@ -157,7 +171,7 @@ def own_timing(argv, runs, warmup):
         if r is None:
             return None, "timed out"
         if r.returncode != 0:
-            return None, f"exit {r.returncode}: {r.stderr.strip()[:160]}"
+            return None, f"exit {r.returncode}: {errline(r.stderr)}"
         if i >= warmup:
             times.append(t)
     return {"median": statistics.median(times), "mean": statistics.mean(times),
@@ -205,7 +219,7 @@ def main():
         bind = [(b, "/bench", False)]
         m = results["micro"]
         n_stat = "5000" if QUICK else "20000"
-        n_ppid = "200000" if QUICK else "1000000"
+        n_ppid = "50000" if QUICK else "300000"
         n_rt = "5000" if QUICK else "20000"
         v, e = micro([f"{b}/notify_rt", n_rt], "notify_rt", reps)
         m["notify_rt"] = {"ns": v, "error": e}
@@ -226,9 +240,9 @@ def main():
 
         # ------------------------------------------------ workloads ----
         ex = os.path.join(ROOT, "examples")
-        out_host = os.path.join(tmp, "out")
-        os.makedirs(out_host)
-        os.chmod(out_host, 0o777)  # the sandbox may run as another uid
+        # {out} is a per-tool output dir: native runs as us, the sandbox may
+        # run as another uid and could not overwrite what native wrote.
+        out_host = os.path.join(tmp, "out-{tool}")
         workloads = [
             # name, host argv, sandbox argv, binds, runs, warmup, target ratio, target abs
             ("analysis (pandas)", ["/usr/bin/python3", f"{ex}/analysis.py", out_host],
@@ -244,7 +258,7 @@ def main():
             if QUICK:
                 runs, warmup = max(2, runs // 3), 1
             # proot and strace -f are reference columns, and slow (10-20x on
-            # find): fewer runs, no warmup (native warmed the page cache).
+            # find): fewer runs.
             xruns = min(runs, 2) if runs < 10 else runs // 2
             log(f"bench: {name}")
             w = results["workloads"][name] = {"target_ratio": tratio, "target_abs_s": tabs,
@@ -253,12 +267,25 @@ def main():
                 if tool == "moat" and moat_err:
                     w["tools"][tool] = {"error": moat_err}
                     continue
-                argv = wrap(tool, host_argv, sbx_argv, binds)
-                r_, w_ = (runs, warmup) if tool in ("native", "moat") else (xruns, 0)
-                if have_hf:
-                    res, err = hyperfine(argv, r_, w_, tmp)
-                else:
-                    res, err = own_timing(argv, r_, w_)
+                out = out_host.replace("{tool}", tool)
+                os.makedirs(out, exist_ok=True)
+                os.chmod(out, 0o777)
+                argv = [a.replace("{tool}", tool) if a == out_host else a
+                        for a in wrap(tool, host_argv, sbx_argv,
+                                      [(h.replace("{tool}", tool) if h == out_host else h, d, rw) for h, d, rw in binds])]
+                main_tool = tool in ("native", "moat")
+                r_ = runs if main_tool else xruns
+                budget = CELL_BUDGET_S if main_tool else XCELL_BUDGET_S
+                # a pilot run (the warmup) sizes the cell to its time budget
+                res, err = own_timing(argv, 1, warmup - 1 if warmup > 1 else 0)
+                if res and res["median"] * 2 > budget:
+                    pass  # too slow for more: the pilot is the one sample
+                elif res:
+                    r_ = max(2, min(r_, int(budget / max(res["median"], 1e-4))))
+                    if have_hf:
+                        res, err = hyperfine(argv, r_, 0, tmp)
+                    else:
+                        res, err = own_timing(argv, r_, 0)
                 w["tools"][tool] = res if res else {"error": err}
                 w["tools"][tool]["argv"] = argv
         results["timing"] = "hyperfine -N, median" if have_hf else "own timing, median"

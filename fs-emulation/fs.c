@@ -9,22 +9,84 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 
+int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
+{
+	char self[64], host[PATH_MAX];
+	fs_fdpath(fd, self, sizeof self);
+	ssize_t n = readlink(self, host, sizeof host - 1);
+	if (n > 0) {
+		host[n] = '\0';
+		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0)
+			return -ENOENT;
+		/* The longest mount whose host directory holds it. */
+		const struct vfs_mount *best = NULL;
+		size_t bl = 0;
+		for (int i = 0; i < v->nmnt; i++) {
+			const struct vfs_mount *m = &v->mnt[i];
+			size_t hl = strlen(m->host);
+			if (hl > bl && strncmp(host, m->host, hl) == 0 &&
+			    (host[hl] == '/' || host[hl] == '\0') && m->kind != MNT_PROC) {
+				best = m;
+				bl = hl;
+			}
+		}
+		if (best) {
+			const char *rest = host + bl;
+			if (best->vlen == 1)
+				snprintf(out, len, "%s", *rest ? rest : "/");
+			else
+				snprintf(out, len, "%s%s", best->vpath, rest);
+			return 0;
+		}
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -EBADF;
+	const char *vp = reg_get(st.st_dev, st.st_ino);
+	if (!vp)
+		return -EACCES; /* an fd we never granted means nothing */
+	snprintf(out, len, "%s", vp);
+	return 0;
+}
+
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 {
 	int copy = call_getfd(c, dirfd);
 	if (copy < 0)
-		return copy == -EBADF ? -EBADF : -EBADF;
-	struct stat st;
-	int r = fstat(copy, &st);
-	close(copy);
-	if (r < 0)
 		return -EBADF;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	const char *vp = reg_get(st.st_dev, st.st_ino);
-	if (!vp)
-		return -EACCES; /* an fd we never granted means nothing */
-	snprintf(base, len, "%s", vp);
+	struct stat st;
+	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+	if (r == 0)
+		r = fs_vpath_of_fd(c->sb->vfs, copy, base, len);
+	close(copy);
+	return r;
+}
+
+int fs_cwd(struct call *c, const char **cwd)
+{
+	struct fsctx *fs = c->task->proc->fs;
+	*cwd = fs->cwd;
+	if (fs->fd < 0)
+		return fs->gone ? -ENOENT : 0;
+	char now[PATH_MAX];
+	int r = fs_vpath_of_fd(c->sb->vfs, fs->fd, now, sizeof now);
+	if (r == -ENOENT) {
+		fs->gone = true; /* the stale path still serves "..", as the dentry would */
+		return r;
+	}
+	if (r == 0)
+		snprintf(fs->cwd, sizeof fs->cwd, "%s", now);
+	return 0;
+}
+
+int fs_set_cwd(struct call *c, const char *vpath, int fd)
+{
+	struct fsctx *fs = c->task->proc->fs;
+	if (fs->fd >= 0)
+		close(fs->fd);
+	fs->fd = fd;
+	fs->gone = false;
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", vpath);
 	return 0;
 }
 
@@ -38,14 +100,32 @@ int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struc
 		return r == -ESRCH ? -EFAULT : r;
 	const char *path = c->path[slot];
 	char base[PATH_MAX];
-	const char *b = c->task->proc->fs->cwd;
-	if (path[0] != '/' && dirfd_argi >= 0 && (int)c->arg[dirfd_argi] != AT_FDCWD) {
+	const char *b;
+	fs_cwd(c, &b);
+	bool dirfd_given = dirfd_argi >= 0 && (int)c->arg[dirfd_argi] != AT_FDCWD;
+	if (path[0] == '\0') {
+		if (!(flags & VW_EMPTY_PATH))
+			return -ENOENT;
+		/* AT_EMPTY_PATH: the node is the dirfd (or the cwd) itself. */
+		if (dirfd_given) {
+			int copy = call_getfd(c, (int)c->arg[dirfd_argi]);
+			if (copy < 0)
+				return -EBADF;
+			r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+			close(copy);
+			if (r < 0)
+				return r;
+			path = base;
+		} else {
+			path = ".";
+		}
+	} else if ((path[0] != '/' || (flags & (VW_IN_ROOT | VW_BENEATH))) && dirfd_given) {
 		r = fs_dirfd_base(c, (int)c->arg[dirfd_argi], base, sizeof base);
 		if (r < 0)
 			return r;
 		b = base;
 	}
-	r = vfs_walk(c->sb->vfs, c->task, b, path, flags, p);
+	r = vfs_walk(c->sb->vfs, c->task, b, path, flags & ~VW_EMPTY_PATH, p);
 	snprintf(c->resolved[slot], sizeof c->resolved[slot], "%s", p->vpath);
 	return r;
 }

@@ -8,6 +8,7 @@
 #include "interposer/call.h"
 
 #define ARG_CWD (-1) /* no dirfd argument: relative to the cwd */
+#define VW_EMPTY_PATH 0x100 /* fs_walk: "" names the dirfd itself (AT_EMPTY_PATH) */
 
 /* Read path argument `argi` into slot `slot` and walk it, relative to the
  * dirfd in argument `dirfd_argi` (or the cwd).  0 or -errno; on error the
@@ -22,6 +23,14 @@ int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len);
 int fs_opath(struct call *c, struct vfs_path *p);
 /* "/proc/self/fd/N" for a supervisor fd. */
 void fs_fdpath(int fd, char *buf, size_t len);
+/* The virtual path of a supervisor fd: from the kernel's own idea of
+ * where it is now (so renames are followed), else the registry.  0, or
+ * -ENOENT when it was removed, -EACCES when it means nothing. */
+int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
+/* The caller's cwd, refreshed; -ENOENT when the directory is gone. */
+int fs_cwd(struct call *c, const char **cwd);
+/* Make `p` the cwd of the caller's fs context. */
+int fs_set_cwd(struct call *c, const char *vpath, int fd);
 /* Register a granted fd's meaning. */
 void fs_register(int fd, const char *vpath);
 

@@ -15,10 +15,13 @@
 #include "syscall-table/handlers.h"
 
 /* Walk to an existing node of a writable mount, for an attribute change. */
-static int attr_walk(struct call *c, int dirfd_argi, int path_argi, bool follow,
+static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
 		     struct vfs_path *p, struct verdict *v)
 {
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, follow ? VW_FOLLOW : 0, p);
+	int r = fs_walk(c, dirfd_argi, path_argi, 0,
+			((flags & AT_SYMLINK_NOFOLLOW) ? 0 : VW_FOLLOW) |
+				((flags & AT_EMPTY_PATH) ? VW_EMPTY_PATH : 0),
+			p);
 	if (r < 0) {
 		*v = fs_fail(c, p, r);
 		return -1;
@@ -39,11 +42,11 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, bool follow,
 static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
 				   int flags)
 {
-	if (flags & ~AT_SYMLINK_NOFOLLOW)
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
-	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	if (S_ISLNK(p.st.st_mode)) {
 		v = v_error(EOPNOTSUPP);
@@ -82,7 +85,7 @@ static struct verdict chown_common(struct call *c, int dirfd_argi, int path_argi
 		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
-	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	int r = p.parent >= 0 ? fchownat(p.parent, p.name, uid, gid, AT_SYMLINK_NOFOLLOW)
 			      : fchownat(p.mnt->root_fd, "", uid, gid, AT_EMPTY_PATH);
@@ -113,7 +116,7 @@ struct verdict sys_truncate(struct call *c)
 		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
-	if (attr_walk(c, ARG_CWD, 0, true, &p, &v) < 0)
+	if (attr_walk(c, ARG_CWD, 0, 0, &p, &v) < 0)
 		return v;
 	if (S_ISDIR(p.st.st_mode))
 		v = v_error(EISDIR);
@@ -139,7 +142,7 @@ static struct verdict utimens_common(struct call *c, int dirfd_argi, int path_ar
 		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
-	if (attr_walk(c, dirfd_argi, path_argi, !(flags & AT_SYMLINK_NOFOLLOW), &p, &v) < 0)
+	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	int r = p.parent >= 0 ? utimensat(p.parent, p.name, ts, AT_SYMLINK_NOFOLLOW)
 			      : utimensat(p.mnt->root_fd, "", ts, AT_EMPTY_PATH);

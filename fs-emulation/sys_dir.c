@@ -14,7 +14,9 @@
 
 struct verdict sys_getcwd(struct call *c)
 {
-	const char *cwd = c->task->proc->fs->cwd;
+	const char *cwd;
+	if (fs_cwd(c, &cwd) < 0)
+		return v_error(ENOENT); /* as Linux: the cwd was removed */
 	size_t n = strlen(cwd) + 1;
 	if (n > (size_t)c->arg[1])
 		return v_error(ERANGE);
@@ -48,8 +50,15 @@ struct verdict sys_chdir(struct call *c)
 	else if ((r = may_search(&p)) < 0)
 		v = v_error(-r);
 	else {
-		snprintf(c->task->proc->fs->cwd, PATH_MAX, "%s", p.vpath);
-		v = v_value(0);
+		/* Hold the directory itself: the cwd follows it through
+		 * renames, as a kernel cwd does. */
+		int fd = p.kind == VN_HOST ? fs_opath(c, &p) : -1;
+		if (p.kind == VN_HOST && fd < 0) {
+			v = v_error(-fd);
+		} else {
+			fs_set_cwd(c, p.vpath, fd);
+			v = v_value(0);
+		}
 	}
 	vfs_path_release(&p);
 	return v;
@@ -58,12 +67,23 @@ struct verdict sys_chdir(struct call *c)
 struct verdict sys_fchdir(struct call *c)
 {
 	char base[PATH_MAX];
-	int r = fs_dirfd_base(c, (int)c->arg[0], base, sizeof base);
-	if (r == -EACCES)
-		return v_deny(EACCES, "fs.unknown-dirfd");
-	if (r < 0)
-		return v_error(-r);
-	snprintf(c->task->proc->fs->cwd, PATH_MAX, "%s", base);
+	int copy = call_getfd(c, (int)c->arg[0]);
+	if (copy < 0)
+		return v_error(EBADF);
+	struct stat st;
+	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+	if (r == 0)
+		r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+	if (r < 0) {
+		close(copy);
+		return r == -EACCES ? v_deny(EACCES, "fs.unknown-dirfd") : v_error(-r);
+	}
+	bool synthetic = strncmp(base, "/proc", 5) == 0 && (base[5] == '/' || !base[5]);
+	if (synthetic) {
+		close(copy);
+		copy = -1;
+	}
+	fs_set_cwd(c, base, copy);
 	return v_value(0);
 }
 
@@ -170,6 +190,8 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_error(EEXIST);
 	else if (p.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
+	else if (p.trailing_slash)
+		v = v_error(ENOENT);
 	else if (p.mnt->ro)
 		v = v_error(EROFS);
 	else if (p.kind != VN_HOST)

@@ -45,6 +45,8 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = fs_fail(c, &a, -ENOENT);
 	else if (b.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
+	else if ((a.trailing_slash || b.trailing_slash) && !S_ISDIR(a.st.st_mode))
+		v = v_error(ENOTDIR);
 	else if (a.mnt != b.mnt)
 		v = v_error(EXDEV);
 	else if (a.parent < 0 || (b.exists && b.parent < 0))
@@ -97,6 +99,8 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 		v = v_error(EEXIST);
 	else if (p.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
+	else if (p.trailing_slash)
+		v = v_error(ENOENT);
 	else if (p.mnt->ro)
 		v = v_error(EROFS);
 	else if (p.kind != VN_HOST)
@@ -169,6 +173,8 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		v = v_error(EEXIST);
 	else if (b.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
+	else if (b.trailing_slash)
+		v = v_error(ENOENT);
 	else if (b.kind != VN_HOST)
 		v = v_error(EACCES);
 	else if (a.mnt && a.mnt != b.mnt)

@@ -30,6 +30,14 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 	int wflags = VW_FOLLOW;
 	if ((flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL)))
 		wflags = 0;
+	if (resolve & RESOLVE_NO_SYMLINKS)
+		wflags |= VW_NO_SYMLINKS;
+	if (resolve & RESOLVE_BENEATH)
+		wflags |= VW_BENEATH;
+	if (resolve & RESOLVE_IN_ROOT)
+		wflags |= VW_IN_ROOT;
+	if (resolve & RESOLVE_NO_XDEV)
+		wflags |= VW_NO_XDEV;
 	int r = fs_walk(c, dirfd_argi, path_argi, 0, wflags, &p);
 	if (r < 0)
 		return fs_fail(c, &p, r);
@@ -50,6 +58,10 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		}
 		if (!(flags & O_CREAT) || tmpfile) {
 			v = v_error(ENOENT);
+			goto out;
+		}
+		if (p.trailing_slash) {
+			v = v_error(EISDIR);
 			goto out;
 		}
 		if (p.mnt->ro) {
@@ -75,6 +87,16 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(EROFS);
 			goto out;
 		}
+	}
+	if (flags & O_PATH) {
+		/* ADDFD cannot carry an O_PATH file (the kernel's fget skips
+		 * them), so an O_PATH open is served as a read-only one, which
+		 * needs read permission and cannot name a symlink itself. */
+		if (p.exists && S_ISLNK(p.st.st_mode)) {
+			v = v_error(ELOOP);
+			goto out;
+		}
+		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? mode & ~c->task->proc->umask & 07777 : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
@@ -126,27 +148,5 @@ struct verdict sys_openat2(struct call *c)
 		return v_error(EINVAL);
 	if (how.mode & ~07777ULL || (how.mode && !(how.flags & (O_CREAT | __O_TMPFILE))))
 		return v_error(EINVAL);
-	if (how.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)) {
-		/* Check the path lexically against the walk: an absolute path
-		 * or a ".." climbing out of the dirfd leaves it (EXDEV). */
-		int r = call_read_path(c, 1, 0);
-		if (r < 0)
-			return v_error(EFAULT);
-		if (how.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) {
-			if (c->path[0][0] == '/')
-				return v_error(EXDEV);
-			int depth = 0;
-			char tmp[PATH_MAX];
-			snprintf(tmp, sizeof tmp, "%s", c->path[0]);
-			for (char *s = strtok(tmp, "/"); s; s = strtok(NULL, "/")) {
-				if (strcmp(s, "..") == 0) {
-					if (--depth < 0)
-						return v_error(EXDEV);
-				} else if (strcmp(s, ".") != 0) {
-					depth++;
-				}
-			}
-		}
-	}
 	return do_open(c, 0, 1, (int)how.flags, (mode_t)how.mode, how.resolve);
 }

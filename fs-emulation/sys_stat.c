@@ -186,7 +186,10 @@ static struct verdict access_common(struct call *c, int dirfd_argi, int path_arg
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH))
 		return v_error(EINVAL);
 	struct vfs_path p;
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, (flags & AT_SYMLINK_NOFOLLOW) ? 0 : VW_FOLLOW, &p);
+	int r = fs_walk(c, dirfd_argi, path_argi, 0,
+			((flags & AT_SYMLINK_NOFOLLOW) ? 0 : VW_FOLLOW) |
+				((flags & AT_EMPTY_PATH) ? VW_EMPTY_PATH : 0),
+			&p);
 	if (r < 0)
 		return fs_fail(c, &p, r);
 	struct verdict v;

@@ -48,8 +48,11 @@ struct vfs {
 };
 
 /* Walk flags. */
-#define VW_FOLLOW  0x1   /* follow a final symlink */
-#define VW_NOAUTOMOUNT 0 /* placeholder for symmetry with AT_* */
+#define VW_FOLLOW      0x01  /* follow a final symlink */
+#define VW_NO_SYMLINKS 0x02  /* openat2 RESOLVE_NO_SYMLINKS: any symlink -> ELOOP */
+#define VW_BENEATH     0x04  /* RESOLVE_BENEATH: leaving `base` -> EXDEV */
+#define VW_IN_ROOT     0x08  /* RESOLVE_IN_ROOT: `base` acts as the root */
+#define VW_NO_XDEV     0x10  /* RESOLVE_NO_XDEV: crossing a mount -> EXDEV */
 
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`

@@ -215,7 +215,9 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		return -ENAMETOOLONG;
 	squeeze(todo);
 
-	if (!has_dot_component(todo)) {
+	int scoped = flags & (VW_BENEATH | VW_IN_ROOT);
+	if (!(flags & (VW_NO_SYMLINKS | VW_BENEATH | VW_IN_ROOT | VW_NO_XDEV)) &&
+	    !has_dot_component(todo)) {
 		int r = walk_fast(v, todo, flags, out);
 		if (r <= 0) {
 			if (r == 0 && out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode)) {
@@ -232,6 +234,17 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 	char next[PATH_MAX];
 	char link[PATH_MAX];
 	int hops = 0;
+	size_t floor = 0;         /* ".." never goes above cur[0..floor) */
+	if (scoped || path[0] != '/') {
+		/* Start from the base itself: it is canonical (no symlinks),
+		 * so ".." from it is its parent even when it was removed. */
+		if (path[0] == '/' && (flags & VW_BENEATH))
+			return -EXDEV;
+		snprintf(cur, sizeof cur, "%s", strcmp(base, "/") == 0 ? "" : base);
+		floor = scoped ? strlen(cur) : 0;
+		snprintf(todo, sizeof todo, "%s", path);
+	}
+	struct vfs_mount *start_mnt = vfs_mount_of(v, base);
 	char *p = todo;
 	for (;;) {
 		while (*p == '/')
@@ -253,9 +266,14 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 
 		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
 			if (comp[1] == '.') { /* ".." never leaves the virtual root */
-				char *s = strrchr(cur, '/');
-				if (s)
-					*s = '\0';
+				if (strlen(cur) <= floor) {
+					if (flags & VW_BENEATH)
+						return -EXDEV;
+				} else {
+					char *s = strrchr(cur, '/');
+					if (s)
+						*s = '\0';
+				}
 			}
 			if (last)
 				break;
@@ -270,6 +288,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			return -ENOENT;
 		}
 		struct vfs_mount *m = vfs_mount_of(v, next);
+		if ((flags & VW_NO_XDEV) && m != start_mnt)
+			return -EXDEV;
 		bool follow = !last || (flags & VW_FOLLOW) || out->trailing_slash;
 		struct stat st;
 		bool is_link = false;
@@ -290,6 +310,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			pid_t mpid = 0;
 			int r = proc_walk_step(v, t, dir, comp, &st, link, sizeof link, &mfd, &mpid);
 			if (r == -ENOENT && last) {
+				if (strspn(comp, "0123456789") == strlen(comp) && strcmp(dir, ".") == 0)
+					out->outside = true;
 				snprintf(out->vpath, sizeof out->vpath, "%s", next);
 				out->mnt = m;
 				out->kind = VN_PROC;
@@ -298,8 +320,13 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 				out->exists = false;
 				goto done;
 			}
-			if (r < 0)
+			if (r < 0) {
+				/* /proc/<a host pid>: a look outside the sandbox */
+				if (r == -ENOENT && strspn(comp, "0123456789") == strlen(comp) &&
+				    strcmp(dir, ".") == 0)
+					out->outside = true;
 				return r;
+			}
 			if (r == 1 && follow) {
 				/* /proc/PID/fd/N: reopen the task's own fd. */
 				if (last && !out->trailing_slash) {
@@ -379,20 +406,22 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		}
 
 		/* A symlink to follow: splice its target in front of the rest. */
-		if (++hops > MAX_HOPS)
+		if (++hops > MAX_HOPS || (flags & VW_NO_SYMLINKS))
 			return -ELOOP;
+		if (scoped && link[0] == '/' && (flags & VW_BENEATH))
+			return -EXDEV;
 		if (link[0] == '\0')
 			return -ENOENT;
 		char spliced[2 * PATH_MAX + 2];
 		int sn = snprintf(spliced, sizeof spliced, "%s%s%s", link, *p ? "/" : "", p);
 		if (sn < 0 || (size_t)sn >= PATH_MAX)
 			return -ENAMETOOLONG;
-		if (out->trailing_slash && !*p)
-			strcat(spliced, "/");
+		if (!*p && link[strlen(link) - 1] == '/')
+			out->trailing_slash = true; /* "f/" as a target wants a directory */
 		memcpy(todo, spliced, (size_t)sn + 2);
 		p = todo;
 		if (link[0] == '/')
-			cur[0] = '\0';
+			cur[scoped ? floor : 0] = '\0';
 	}
 	/* The walk ended on "." or ".." (or was "/"): the directory `cur`. */
 	snprintf(out->vpath, sizeof out->vpath, "%s", cur[0] ? cur : "/");

@@ -150,6 +150,10 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	case V_FD:
 		result = grant_fd(&c, v.fd, v.fd_flags);
 		close(v.fd);
+		/* ENOENT: the caller is gone.  Anything else (EMFILE...) still
+		 * needs an answer, or the caller would wait forever. */
+		if (result < 0 && result != -ENOENT)
+			reply(&c, 0, (int)result, 0);
 		break;
 	case V_VALUE:
 		result = v.value;

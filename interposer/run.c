@@ -286,6 +286,7 @@ int sandbox_run(struct sandbox *sb)
 
 	struct pollfd pfd[2] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 	bool killed = false;
+	int forwarded = 0;
 	while (task_count() > 0) {
 		if (sb->init_done && !killed) {
 			/* The first process is gone: nothing it started outlives it. */
@@ -300,9 +301,16 @@ int sandbox_run(struct sandbox *sb)
 		}
 		if (pfd[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof si) == sizeof si)
-				if (si.ssi_signo != SIGCHLD)
+			while (read(sfd, &si, sizeof si) == sizeof si) {
+				if (si.ssi_signo == SIGCHLD)
+					continue;
+				/* The first signal is the program's to handle; a
+				 * second one ends the whole sandbox. */
+				if (forwarded++)
+					proc_foreach(kill_one, NULL);
+				else
 					forward_sig(sb, (int)si.ssi_signo);
+			}
 			reap(sb);
 		}
 		if (pfd[0].revents & POLLIN) {

@@ -1,6 +1,7 @@
 #include "interposer/task.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,8 +59,11 @@ struct task *task_add(pid_t tid, struct proc *p)
 
 static void fsctx_put(struct fsctx *fs)
 {
-	if (fs && --fs->refs == 0)
+	if (fs && --fs->refs == 0) {
+		if (fs->fd >= 0)
+			close(fs->fd);
 		free(fs);
+	}
 }
 
 static void proc_put(struct proc *p)
@@ -96,6 +100,7 @@ struct fsctx *fsctx_new(const char *cwd)
 	if (!fs)
 		return NULL;
 	fs->refs = 1;
+	fs->fd = -1;
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
 	return fs;
 }
@@ -114,6 +119,10 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 	}
 	if (copy_fs) {
 		p->fs = fsctx_new(fs ? fs->cwd : "/");
+		if (p->fs && fs && fs->fd >= 0)
+			p->fs->fd = fcntl(fs->fd, F_DUPFD_CLOEXEC, 0);
+		if (p->fs && fs)
+			p->fs->gone = fs->gone;
 		if (!p->fs) {
 			close(p->pidfd);
 			free(p);

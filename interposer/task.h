@@ -14,7 +14,9 @@
 /* The virtual cwd: shared by threads and CLONE_FS children. */
 struct fsctx {
 	int refs;
-	char cwd[PATH_MAX];
+	int fd;              /* O_PATH fd of the cwd (host dirs), or -1 */
+	bool gone;           /* the directory was removed */
+	char cwd[PATH_MAX];  /* its virtual path, refreshed from fd */
 };
 
 struct proc {

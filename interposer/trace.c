@@ -320,6 +320,15 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 void trace_status(struct sandbox *sb, pid_t pid, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS && sb->audit) {
+			/* The filter kills foreign ABIs (int 0x80, x32) itself; this
+			 * is the only place moat learns of it (rule 10). */
+			struct task *dead = task_find(pid);
+			sb->denied[SC_SYSTEM]++;
+			audit_exec(sb->audit, pid, dead && dead->proc ? dead->proc->tgid : pid,
+				   dead && dead->proc ? dead->proc->exe : "", "foreign-abi", "", "", 0,
+				   "kill", "arch.foreign-abi");
+		}
 		if (pid == sb->init_pid) {
 			sb->init_done = true;
 			sb->init_status = status;
@@ -368,10 +377,12 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 			exec_event(sb, pid);
 			return;
 		case PTRACE_EVENT_SECCOMP:
-			ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg);
-			if (msg == SC_TRACE_DATA && t && t->proc)
+			/* Decide by the syscall, not by the filter's data: a filter
+			 * the sandbox installed itself may return TRACE with data
+			 * of its own for execve, and that must not skip ours. */
+			if (t && t->proc) {
 				exec_stop(sb, t);
-			else if (msg == SC_TRACE_DATA) {
+			} else {
 				struct user_regs_struct regs;
 				if (ptrace(PTRACE_GETREGS, pid, 0, &regs) == 0)
 					fail_exec(pid, &regs, EPERM);

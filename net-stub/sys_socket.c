@@ -80,7 +80,9 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 	c->path[0][n] = '\0';
 	c->npath = 1;
 	struct vfs_path p;
-	int r = vfs_walk(c->sb->vfs, c->task, c->task->proc->fs->cwd, c->path[0],
+	const char *cwd;
+	fs_cwd(c, &cwd);
+	int r = vfs_walk(c->sb->vfs, c->task, cwd, c->path[0],
 			 create ? 0 : VW_FOLLOW, &p);
 	snprintf(c->resolved[0], sizeof c->resolved[0], "%s", p.vpath);
 	if (r < 0) {

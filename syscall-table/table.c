@@ -34,6 +34,7 @@
 #define TRACE                .disp = SC_TRACE
 #define DENY(e)              .disp = SC_DENY, .err = (e)
 
+/* clang-format off: one line per syscall is the point */
 const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_read] = { "read", { A_FD, A_BUF, A_SIZE }, SC_FILE, KERNEL },
 	[__NR_write] = { "write", { A_FD, A_BUF, A_SIZE }, SC_FILE, KERNEL },
@@ -423,6 +424,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[461] = { "lsm_list_modules", { A_PTR, A_PTR, A_HEX }, SC_SYSTEM, DENY(ENOSYS) },          /* 6.8 */
 	[462] = { "mseal", { A_PTR, A_SIZE, A_HEX }, SC_MEMORY, KERNEL },                           /* 6.10 */
 };
+/* clang-format on */
 
 /* ioctl requests that only touch the caller's own terminal or file: termios,
  * window size, foreground group (a new session has no controlling tty, so

@@ -28,20 +28,28 @@ int main(int argc, char **argv)
 	snprintf(path + n, sizeof path - n, "%s", secret + 1);
 	esc_try_open("open(/tmp/../x12)", path);
 
-	/* and relative to an O_PATH fd on "/" — a dirfd the sandbox got legally */
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0) {
-		esc_held("open(/): %s", esc_errname(errno));
-	} else {
+	/* and relative to a dirfd on "/" the sandbox got legally, both a
+	 * readable one and an O_PATH one */
+	static const struct {
+		int flags;
+		const char *name;
+	} how[] = {{O_RDONLY | O_DIRECTORY, "O_RDONLY"}, {O_PATH | O_DIRECTORY, "O_PATH"}};
+	for (size_t h = 0; h < sizeof how / sizeof how[0]; h++) {
+		int root = open("/", how[h].flags | O_CLOEXEC);
+		if (root < 0) {
+			esc_held("open(/, %s): %s", how[h].name, esc_errname(errno));
+			continue;
+		}
 		n = 0;
 		for (int i = 0; i < 6; i++)
 			n += (size_t)snprintf(path + n, sizeof path - n, "../");
 		snprintf(path + n, sizeof path - n, "%s", secret + 1);
 		int r = esc_open_at_has_token(root, path);
 		if (r == 1)
-			esc_won("openat(fd of /, ../x6): read the token");
+			esc_won("openat(%s fd of /, ../x6): read the token", how[h].name);
 		else
-			esc_held("openat(fd of /, ../x6): %s", r == 0 ? "not the secret" : esc_errname(-r));
+			esc_held("openat(%s fd of /, ../x6): %s", how[h].name,
+				 r == 0 ? "not the secret" : esc_errname(-r));
 		close(root);
 	}
 	return esc_finish();

@@ -48,14 +48,16 @@ done
 run_limited() {
 	local out=$1 err=$2 pid wd
 	shift 2
+	rm -f "$out.timeout"
 	"$@" >"$out" 2>"$err" </dev/null &
 	pid=$!
-	(sleep "$TIMEOUT"; kill -KILL "$pid") >/dev/null 2>&1 &
+	(sleep "$TIMEOUT"; kill -KILL "$pid" && : >"$out.timeout") >/dev/null 2>&1 &
 	wd=$!
 	disown "$wd"
 	wait "$pid" 2>/dev/null
 	RC=$?
 	kill -KILL "$wd" 2>/dev/null
+	[[ -e $out.timeout ]] && RC="$RC, killed after ${TIMEOUT}s"
 }
 
 # run_tty OUT ERR CMD...: the same, with a pty as controlling terminal.
