@@ -10,6 +10,7 @@ OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lunwind-ptrace -lunwind-generic -lunwind
 BUILD   ?= build
+MOAT_OUT ?= moat
 
 MODULES := syscall-table interposer fs-emulation net-stub audit
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(filter-out cli/main.c,$(wildcard cli/*.c))
@@ -23,17 +24,26 @@ DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 	libxxhash-dev check python3 python3-pandas python3-matplotlib git tar \
 	findutils util-linux proot hyperfine strace
 
-.PHONY: all deps check test unit integration security compat asan bench clean format
-all: moat probes
+.PHONY: all probes deps check test unit integration security compat asan bench clean format
+all: $(MOAT_OUT) probes
 
-moat: $(BUILD)/cli/main.o $(LIB_OBJ)
+$(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/gen/filter_blob.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The BPF program is a pure function of the table: built once, here.
+$(BUILD)/gen/filter_gen: $(BUILD)/syscall-table/gen/filter_gen.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/gen/filter_blob.c: $(BUILD)/gen/filter_gen
+	$< > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/filter_blob.o: $(BUILD)/gen/filter_blob.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/gen/filter_blob.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs $(CHECK_PKGS))
 
@@ -60,27 +70,39 @@ check: deps
 	$(MAKE) all
 	$(MAKE) test
 
-test: unit integration security compat
+# Every suite runs even when an earlier one failed; the target fails at
+# the end if any did.
+SUITES := unit integration security compat
+test:
+	@failed=""; for s in $(SUITES); do \
+		echo "===== $$s"; $(MAKE) --no-print-directory $$s || failed="$$failed $$s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED suites:$$failed"; exit 1; fi; \
+	echo "all suites passed"
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_FORK=yes $$t; done
 
-integration: moat probes
-	tests/integration/run.sh
+MOAT_BIN ?= ./moat
+integration: $(MOAT_OUT) probes
+	MOAT=$(MOAT_BIN) tests/integration/run.sh
 
-security: moat probes
-	tests/security/run.sh
+security: $(MOAT_OUT) probes
+	ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
 
-compat: moat
-	tests/compat/run.sh
+compat: $(MOAT_OUT)
+	MOAT=$(MOAT_BIN) tests/compat/run.sh
 
+# The same build and tests under ASan+UBSan, in build-asan/ (./moat is
+# left alone: the asan binary is build-asan/moat).
+ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" all
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" test
+	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" LDFLAGS="-fsanitize=address,undefined" \
+		MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat build-asan/moat probes
+	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" \
+		LDFLAGS="-fsanitize=address,undefined" MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat test
 
-bench: moat probes
+bench: $(MOAT_OUT) probes
 	bench/run.sh
 
 format:

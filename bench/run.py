@@ -270,9 +270,9 @@ def main():
                 out = out_host.replace("{tool}", tool)
                 os.makedirs(out, exist_ok=True)
                 os.chmod(out, 0o777)
-                argv = [a.replace("{tool}", tool) if a == out_host else a
-                        for a in wrap(tool, host_argv, sbx_argv,
-                                      [(h.replace("{tool}", tool) if h == out_host else h, d, rw) for h, d, rw in binds])]
+                tool_binds = [(out if h == out_host else h, d, rw) for h, d, rw in binds]
+                argv = [out if a == out_host else a
+                        for a in wrap(tool, host_argv, sbx_argv, tool_binds)]
                 main_tool = tool in ("native", "moat")
                 r_ = runs if main_tool else xruns
                 budget = CELL_BUDGET_S if main_tool else XCELL_BUDGET_S

@@ -14,6 +14,7 @@
 #include "audit/audit.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
+#include "syscall-table/filter.h"
 
 #define MOAT_VERSION "0.1.0"
 #define MAX_ENV 128
@@ -29,6 +30,7 @@ static void usage(FILE *f)
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
 	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
+	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
 	      "  --version, --help\n",
 	      f);
 }
@@ -78,6 +80,7 @@ static int cmd_run(int argc, char **argv)
 	int nenv = 0;
 	const char *chdir_to = "/workspace";
 	const char *audit_log = NULL;
+	enum audit_level audit_level = AUDIT_DENIALS;
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
 	bool uid_set = false;
@@ -106,7 +109,7 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv"))
 			need = 2;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
-			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log"))
+			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level"))
 			need = 1;
 		else
 			return die("unknown option %s", a, "see moat run --help");
@@ -166,6 +169,13 @@ static int cmd_run(int argc, char **argv)
 				gid = v;
 		} else if (!strcmp(a, "--audit-log")) {
 			audit_log = x;
+		} else if (!strcmp(a, "--audit-level")) {
+			if (!strcmp(x, "denials"))
+				audit_level = AUDIT_DENIALS;
+			else if (!strcmp(x, "supervised"))
+				audit_level = AUDIT_SUPERVISED;
+			else
+				return die("--audit-level %s: expected denials or supervised", x, NULL);
 		}
 		i += need;
 	}
@@ -184,6 +194,10 @@ static int cmd_run(int argc, char **argv)
 	sb.opt.uid = uid;
 	sb.opt.gid = gid;
 	sb.opt.audit_log = audit_log;
+	static struct sock_fprog prog;
+	prog.len = sc_filter_blob_len;
+	prog.filter = (struct sock_filter *)sc_filter_blob;
+	sb.opt.filter = &prog;
 	sb.uid = uid;
 	sb.gid = gid;
 	sb.as_root = root;
@@ -195,7 +209,7 @@ static int cmd_run(int argc, char **argv)
 		snprintf(sb.id + 2 * k, 3, "%02x", rnd[k]);
 
 	if (audit_log) {
-		sb.audit = audit_open(audit_log, AUDIT_DENIALS);
+		sb.audit = audit_open(audit_log, audit_level);
 		if (!sb.audit)
 			return die("--audit-log %s: cannot open", audit_log, strerror(errno));
 	}

@@ -92,14 +92,20 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 		_exit(125);
 	/* Only fds 0-2 cross over, plus our three pipes (close-on-exec). */
 	int keep[] = { sync_rd, fd_wr, err_wr };
-	for (int fd = 3; fd < 1024; fd++) {
-		bool k = false;
-		for (int i = 0; i < 3; i++)
-			k |= fd == keep[i];
-		if (!k)
-			close(fd);
+	for (int i = 0; i < 3; i++) /* sort the three */
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int x = keep[i];
+				keep[i] = keep[j];
+				keep[j] = x;
+			}
+	unsigned lo = 3;
+	for (int i = 0; i < 3; i++) {
+		if ((unsigned)keep[i] > lo)
+			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
 	}
-	syscall(SYS_close_range, 1024, ~0U, 0);
+	syscall(SYS_close_range, lo, ~0U, 0);
 	if (chdir(empty_dir) < 0)
 		child_fail(fd_wr, "chdir");
 	if (geteuid() == 0) {
@@ -183,12 +189,7 @@ static int exit_code(struct sandbox *sb)
 
 int sandbox_run(struct sandbox *sb)
 {
-	struct sock_fprog prog;
-	int r = sc_filter_build(&prog);
-	if (r < 0) {
-		fprintf(stderr, "moat: cannot build the seccomp filter: %s\n", strerror(-r));
-		return 125;
-	}
+	struct sock_fprog prog = *sb->opt.filter;
 	char empty[PATH_MAX];
 	snprintf(empty, sizeof empty, "%s/empty", sb->vfs->scratch);
 	if (mkdir(empty, 0111) < 0 || chmod(empty, 0111) < 0) {
@@ -221,7 +222,6 @@ int sandbox_run(struct sandbox *sb)
 		close(errp[0]);
 		child_main(sb, parent, sync[0], fdp[1], errp[1], &prog, empty, &old);
 	}
-	free(prog.filter);
 	close(sync[0]);
 	close(fdp[1]);
 	close(errp[1]);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
+
 #include "syscall-table/table.h"
 
 struct vfs;
@@ -19,6 +21,7 @@ struct sandbox_opts {
 	uid_t uid;                /* sandbox credentials */
 	gid_t gid;
 	const char *audit_log;    /* NULL: none */
+	const struct sock_fprog *filter; /* the seccomp program to install */
 };
 
 struct sandbox {

@@ -39,6 +39,12 @@
  * `prog` is left untouched. */
 int sc_filter_build(struct sock_fprog *prog);
 
+/* The same program, built by `make` (syscall-table/gen/filter_gen.c):
+ * moat starts from it instead of paying libseccomp at every run.  Only
+ * cli/main.c links it; tests compare it with a fresh sc_filter_build(). */
+extern const struct sock_filter sc_filter_blob[];
+extern const unsigned short sc_filter_blob_len;
+
 /* Write libseccomp's pseudo-filter-code text of the same program to `out`
  * (for debugging and `moat` dumps).  Returns 0 or -errno. */
 int sc_filter_pfc(FILE *out);

@@ -47,13 +47,13 @@ mkdir "$T/bin" && cp "$BIN"/probe_* "$T/bin/" && chmod -R a+rX "$T/bin"
 # run_native PROBE OUT: stdout and the exit status into OUT, stderr to OUT.err
 run_native() {
 	s=$(mktemp -d -p "$T") && chmod 0777 "$s" || return 2
-	(cd "$s" && exec timeout "$TIMEOUT" $AS "$T/bin/$1") >"$2" 2>"$2.err"
+	(cd "$s" && exec timeout -k 5 "$TIMEOUT" $AS "$T/bin/$1") >"$2" 2>"$2.err"
 	echo "exit=$?" >>"$2"
 }
 
 # run_moat PROBE CWD OUT
 run_moat() {
-	timeout "$TIMEOUT" "$MOAT" run --ro-bind "$PWD/$BIN" /t --chdir "$2" \
+	timeout -k 5 "$TIMEOUT" "$MOAT" run --ro-bind "$PWD/$BIN" /t --chdir "$2" \
 		-- "/t/$1" >"$3" 2>"$3.err"
 	echo "exit=$?" >>"$3"
 }
