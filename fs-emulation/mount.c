@@ -179,7 +179,11 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 	TRY(make_dir(scratch, "proc", 0555, dir, sizeof dir));
 	TRY(skeleton_mkdirs(v, "/proc"));
 	TRY(add_mount(v, "/proc", MNT_PROC, true, dir, err, errlen));
-	TRY(make_dir(scratch, "pv", 0711, dir, sizeof dir));
+	/* /proc listings are made here by the supervisor while it acts with
+	 * the sandbox's fsuid; the sandbox itself cannot name this place. */
+	TRY(make_dir(scratch, "pv", 0700, dir, sizeof dir));
+	if (chown(dir, uid, gid) < 0 && geteuid() == 0)
+		TRY(-errno);
 
 	for (int i = 0; i < nreq; i++) {
 		const struct vfs_mount_req *q = &req[i];

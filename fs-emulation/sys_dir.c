@@ -164,6 +164,8 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(errno);
 	else
 		v = v_value(0);
+	if (dir && v.kind == V_VALUE)
+		vfs_invalidate(c->sb->vfs, p.mnt);
 	vfs_path_release(&p);
 	return v;
 }

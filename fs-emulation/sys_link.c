@@ -59,6 +59,8 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_error(errno);
 	else
 		v = v_value(0);
+	if (v.kind == V_VALUE)
+		vfs_invalidate(c->sb->vfs, a.mnt); /* a directory may have moved */
 	vfs_path_release(&a);
 	vfs_path_release(&b);
 	return v;

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "interposer/task.h"
 
@@ -73,9 +75,82 @@ static bool is_hidden(const char *vpath)
 
 void vfs_path_release(struct vfs_path *p)
 {
-	if (p->parent >= 0)
+	if (p->parent >= 0 && !p->parent_cached)
 		close(p->parent);
 	p->parent = -1;
+	p->parent_cached = false;
+}
+
+/* The dentry cache: directory fds by (mount, path below it), so a lookup
+ * in a directory seen before costs one fstatat instead of an openat2 of
+ * the whole parent path.  Only for mounts whose tree changes through the
+ * supervisor alone (tmpfs, where rmdir and rename invalidate exactly) or
+ * not at all (read-only binds of host system directories). */
+#define DCACHE_SLOTS 1024
+
+struct dentry {
+	const struct vfs_mount *mnt;
+	char *rel;
+	int fd;
+};
+
+static struct dentry dcache[DCACHE_SLOTS];
+
+static bool cacheable(const struct vfs_mount *m)
+{
+	return m->kind == MNT_TMPFS || (m->kind == MNT_BIND && m->ro) || m->kind == MNT_ROOT;
+}
+
+static struct dentry *dcache_slot(const struct vfs_mount *m, const char *rel)
+{
+	XXH64_hash_t h = XXH3_64bits_withSeed(rel, strlen(rel), (uint64_t)(uintptr_t)m);
+	return &dcache[h % DCACHE_SLOTS];
+}
+
+static int dcache_get(const struct vfs_mount *m, const char *rel)
+{
+	struct dentry *d = dcache_slot(m, rel);
+	return d->rel && d->mnt == m && strcmp(d->rel, rel) == 0 ? d->fd : -1;
+}
+
+/* Hand `fd` to the cache.  True when the cache now owns it. */
+static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd)
+{
+	char *copy = strdup(rel);
+	if (!copy)
+		return false;
+	struct dentry *d = dcache_slot(m, rel);
+	if (d->rel) {
+		close(d->fd);
+		free(d->rel);
+	}
+	*d = (struct dentry){ m, copy, fd };
+	return true;
+}
+
+void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
+{
+	(void)v;
+	for (unsigned i = 0; i < DCACHE_SLOTS; i++)
+		if (dcache[i].rel && dcache[i].mnt == m) {
+			close(dcache[i].fd);
+			free(dcache[i].rel);
+			dcache[i].rel = NULL;
+		}
+}
+
+/* The parent directory `dir` below mount `m`: from the cache, or opened
+ * (and cached when the mount allows).  Sets *cached. */
+static int open_dir(struct vfs_mount *m, const char *dir, bool *cached)
+{
+	int fd = cacheable(m) ? dcache_get(m, dir) : -1;
+	*cached = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	fd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	if (fd >= 0 && cacheable(m))
+		*cached = dcache_put(m, dir, fd);
+	return fd;
 }
 
 /* /dev entries that are placeholders for the host's device of that name. */
@@ -142,7 +217,8 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	char dir[PATH_MAX];
 	snprintf(out->rel, sizeof out->rel, "%s", rel);
 	const char *name = split_rel(out->rel, dir, sizeof dir);
-	int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	bool cached;
+	int pfd = open_dir(m, dir, &cached);
 	if (pfd < 0) {
 		if (pfd == -ELOOP)
 			return 1;
@@ -152,11 +228,13 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	}
 	int r = host_lstat(m, pfd, name, &out->st);
 	if (r == 0 && S_ISLNK(out->st.st_mode) && ((flags & VW_FOLLOW) || out->trailing_slash)) {
-		close(pfd);
+		if (!cached)
+			close(pfd);
 		return 1;
 	}
 	if (r < 0 && r != -ENOENT) {
-		close(pfd);
+		if (!cached)
+			close(pfd);
 		return r;
 	}
 	if (r == -ENOENT && m->kind == MNT_ROOT && strcmp(dir, ".") == 0)
@@ -164,6 +242,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	out->mnt = m;
 	out->kind = VN_HOST;
 	out->parent = pfd;
+	out->parent_cached = cached;
 	out->name = name;
 	out->exists = r == 0;
 	return 0;
@@ -200,6 +279,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 {
 	memset(out, 0, offsetof(struct vfs_path, vpath));
 	out->parent = -1;
+	out->parent_cached = false;
 	out->exists = false;
 	out->outside = false;
 	out->vpath[0] = out->rel[0] = '\0';

@@ -135,9 +135,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	} else if (c.ent->disp == SC_DENY) {
 		v = v_deny(c.ent->err, "table.deny");
 	} else if (c.ent->handler) {
-		creds_sandbox(sb);
 		v = c.ent->handler(&c);
-		creds_self(sb);
 	} else {
 		/* KERNEL/TRACE calls never notify; one that does is refused. */
 		v = v_deny(EPERM, "table.unexpected-notification");

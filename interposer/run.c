@@ -284,6 +284,11 @@ int sandbox_run(struct sandbox *sb)
 		setgroups(1, &g);
 	}
 
+	/* From here on every host file operation is the sandbox's: the
+	 * supervisor keeps the sandbox's fsuid/fsgid for the whole loop, so
+	 * host DAC decides as it would for the sandbox (its own scratch work
+	 * is done before and after). */
+	creds_sandbox(sb);
 	struct pollfd pfd[2] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 	bool killed = false;
 	int forwarded = 0;
@@ -322,6 +327,7 @@ int sandbox_run(struct sandbox *sb)
 		if (pfd[0].revents & (POLLHUP | POLLERR))
 			pfd[0].fd = -1; /* no filtered task is left */
 	}
+	creds_self(sb);
 	/* Reap what is left (tracees reparented to us, zombies). */
 	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
 		;

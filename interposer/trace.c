@@ -185,9 +185,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		if (r < 0)
 			return fail_exec(pid, &regs, -r);
 	}
-	creds_sandbox(sb);
 	r = vfs_exec_resolve(sb->vfs, t, base, path, flags & AT_SYMLINK_NOFOLLOW, &plan);
-	creds_self(sb);
 	if (r < 0) {
 		if (plan.outside && sb->audit) {
 			sb->denied[SC_PROCESS]++;

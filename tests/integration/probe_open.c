@@ -92,7 +92,17 @@ int main(void)
 	/* permissions (the caller is not root) */
 	ok("chmod f 0444", chmod("f", 0444));
 	okfd("open 0444 file O_RDWR", syscall(SYS_open, "f", O_RDWR));
+	ok("chmod f 0", chmod("f", 0));
+	okfd("open 0000 file O_RDONLY", syscall(SYS_open, "f", O_RDONLY));
+	fd = okfd("open 0000 file O_PATH", syscall(SYS_open, "f", O_PATH));
+	rd("read on O_PATH fd of 0000 file", fd);
+	close(fd);
 	ok("chmod f 0644", chmod("f", 0644));
+	ok("mkdir nr 0311", mkdir("nr", 0311));
+	okfd("open 0311 dir O_RDONLY", syscall(SYS_open, "nr", O_RDONLY | O_DIRECTORY));
+	fd = okfd("open 0311 dir O_PATH", syscall(SYS_open, "nr", O_PATH | O_DIRECTORY));
+	ok("getdents64 on O_PATH fd of 0311 dir", syscall(SYS_getdents64, fd, longname, sizeof longname));
+	close(fd);
 
 	/* creat */
 	fd = okfd("creat c 0600", syscall(SYS_creat, "c", 0600));

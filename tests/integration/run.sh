@@ -76,8 +76,25 @@ for p in $probes; do
 			continue
 		fi
 		run_moat "$p" "$cwd" "$out"
-		if diff -u "$T/$p.native" "$out" >"$out.diff"; then
-			echo "PASS $name"
+		# Known differences (tests/integration/known-differences): drop
+		# the listed lines from both sides, but insist they still differ.
+		cp "$T/$p.native" "$T/$p.native.cmp"
+		known=0 stale=""
+		while IFS='	' read -r kp kprefix kwhy; do
+			case "$kp" in ''|'#'*) continue ;; esac
+			[ "$kp" = "$p" ] || continue
+			a=$(grep -F -- "$kprefix" "$T/$p.native.cmp")
+			b=$(grep -F -- "$kprefix" "$out")
+			[ "$a" = "$b" ] && stale="$stale [$kprefix]"
+			grep -v -F -- "$kprefix" "$T/$p.native.cmp" >"$T/cmp.tmp"; mv "$T/cmp.tmp" "$T/$p.native.cmp"
+			grep -v -F -- "$kprefix" "$out" >"$T/cmp.tmp"; mv "$T/cmp.tmp" "$out"
+			known=$((known + 1))
+		done <tests/integration/known-differences
+		if [ -n "$stale" ]; then
+			echo "FAIL $name: known differences no longer differ, retire them:$stale"
+			fail=$((fail + 1))
+		elif diff -u "$T/$p.native.cmp" "$out" >"$out.diff"; then
+			[ "$known" -gt 0 ] && echo "PASS $name ($known known differences)" || echo "PASS $name"
 			pass=$((pass + 1))
 		else
 			echo "FAIL $name"
