@@ -72,6 +72,26 @@ static int kernel_ok(void)
 	return maj > 5 || (maj == 5 && min >= 14);
 }
 
+/* A writable --bind the sandbox's uid cannot write is read-only in effect
+ * (host permissions apply to the sandbox): say so before the run. */
+static void warn_readonly_binds(struct sandbox *sb, struct vfs *v,
+				const struct vfs_mount_req *req, int nreq)
+{
+	for (int i = 0; i < nreq; i++) {
+		if (req[i].kind != MNT_BIND || req[i].ro)
+			continue;
+		struct vfs_mount *m = vfs_mount_of(v, req[i].dst);
+		creds_sandbox(sb);
+		int r = faccessat(m->root_fd, "", W_OK | X_OK, AT_EACCESS | AT_EMPTY_PATH);
+		creds_self(sb);
+		if (r < 0)
+			fprintf(stderr,
+				"moat: warning: --bind %s %s: not writable by the sandbox's uid %u, "
+				"so read-only in effect (choose --uid/--gid, or change its permissions)\n",
+				req[i].src, req[i].dst, (unsigned)sb->uid);
+	}
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct vfs_mount_req req[VFS_MAX_MOUNTS];
@@ -231,6 +251,8 @@ static int cmd_run(int argc, char **argv)
 		creds_sandbox(&sb);
 		r = vfs_walk(&v, NULL, "/", chdir_to, VW_FOLLOW, &p);
 		creds_self(&sb);
+		if (r == 0)
+			warn_readonly_binds(&sb, &v, req, nreq);
 		if (r < 0 || !p.exists || !S_ISDIR(p.st.st_mode)) {
 			code = die("--chdir %s: no such directory in the sandbox", chdir_to, NULL);
 		} else {

@@ -40,17 +40,39 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
+/* The capabilities that bypass file permissions.  The kernel clears them
+ * from the effective set when fsuid leaves 0; a sandbox running as uid 0
+ * keeps fsuid 0, so they are cleared by hand: the sandbox has no
+ * capabilities, and nothing done on its behalf may use ours. */
+#define FS_CAPS                                                                                    \
+	((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) |             \
+	 (1u << CAP_FOWNER) | (1u << CAP_FSETID) | (1u << CAP_LINUX_IMMUTABLE) | (1u << CAP_MKNOD))
+
+static void set_fs_caps(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective = on ? d[0].effective | (d[0].permitted & FS_CAPS) : d[0].effective & ~FS_CAPS;
+	syscall(SYS_capset, &h, d);
+}
+
 void creds_sandbox(struct sandbox *sb)
 {
 	if (sb->as_root) {
 		setfsgid(sb->gid);
 		setfsuid(sb->uid);
+		if (sb->uid == 0)
+			set_fs_caps(false);
 	}
 }
 
 void creds_self(struct sandbox *sb)
 {
 	if (sb->as_root) {
+		if (sb->uid == 0)
+			set_fs_caps(true);
 		setfsuid(0);
 		setfsgid(0);
 	}
