@@ -300,6 +300,8 @@ int sandbox_run(struct sandbox *sb)
 	if (write(sync[1], "g", 1) != 1)
 		return 125;
 	close(sync[1]);
+	/* The child is in it now: removed, the kernel cwd names nothing. */
+	rmdir(empty);
 	close(fdp[0]);
 	if (sb->as_root) {
 		gid_t g = sb->gid; /* host DAC for the sandbox: its groups, not root's */

@@ -209,3 +209,50 @@ struct verdict sys_seccomp(struct call *c)
 	/* A listener of the sandbox's own would answer before moat (rule 8). */
 	return v_deny(EPERM, "seccomp.listener");
 }
+
+/* Is pgid the process group of some sandbox process? */
+static int has_pgid(struct proc *p, void *arg)
+{
+	return getpgid(p->tgid) == *(pid_t *)arg;
+}
+
+static bool sandbox_owner(struct call *c, int type, pid_t pid)
+{
+	if (pid == 0)
+		return true;
+	if (type == F_OWNER_PGRP) {
+		pid_t g = pid;
+		return proc_foreach(has_pgid, &g) != 0;
+	}
+	return in_sandbox(c, pid);
+}
+
+struct verdict sys_fcntl(struct call *c)
+{
+	int cmd = (int)c->arg[1];
+	if (cmd == F_SETOWN) {
+		/* The owner gets SIGIO/SIGURG: it must be inside (rule 9). */
+		pid_t pid = (pid_t)c->arg[2];
+		bool ok = pid < 0 ? sandbox_owner(c, F_OWNER_PGRP, -pid) : sandbox_owner(c, F_OWNER_PID, pid);
+		return ok ? v_continue() : outside(c, pid);
+	}
+	if (cmd == F_SETOWN_EX) {
+		struct f_owner_ex own;
+		if (call_read(c, c->arg[2], &own, sizeof own) < 0)
+			return v_error(EFAULT);
+		if (own.type != F_OWNER_TID && own.type != F_OWNER_PID && own.type != F_OWNER_PGRP)
+			return v_error(EINVAL);
+		if (!sandbox_owner(c, own.type, own.pid))
+			return outside(c, own.pid);
+		/* Performed on the sandbox's own open file with the copied
+		 * struct: a racing thread cannot change the target now. */
+		int fd = call_getfd(c, (int)c->arg[0]);
+		if (fd < 0)
+			return v_error(EBADF);
+		int r = fcntl(fd, F_SETOWN_EX, &own);
+		int e = errno;
+		close(fd);
+		return r < 0 ? v_error(e) : v_value(0);
+	}
+	return v_error(EINVAL); /* a command this kernel's fcntl does not know */
+}

@@ -82,6 +82,17 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 				return rc;
 		}
 		return rc;
+	case COND_FCNTL_ALLOWED:
+		/* cmd is an unsigned int, compared on its low 32 bits. */
+		for (unsigned i = 0; i < sc_fcntl_nallowed; i++) {
+			const struct scmp_arg_cmp c[] = {
+				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, sc_fcntl_allowed[i])
+			};
+			rc = allow_if(ctx, nr, 1, c);
+			if (rc < 0)
+				return rc;
+		}
+		return rc;
 	case COND_SECCOMP_NO_LISTENER: {
 		/* op is an unsigned int.  "op != SET_MODE_FILTER" on all 64
 		 * bits would let op = 0x100000001 through, which the kernel

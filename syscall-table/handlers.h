@@ -43,6 +43,7 @@ H(sys_clone);            /* clone with namespace flags: denied */
 H(sys_umask);
 H(sys_ioctl);            /* a request outside the allowlist */
 H(sys_seccomp);          /* seccomp with a listener: denied */
+H(sys_fcntl);            /* F_SETOWN/F_SETOWN_EX: sandbox owners only */
 
 #undef H
 #endif

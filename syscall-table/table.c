@@ -15,6 +15,7 @@
  * lack but newer kernels have are written as literals at the end.  A number
  * without a line reaches the supervisor (the filter's default action) and
  * gets ENOSYS and an audit record. */
+#include <fcntl.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -110,7 +111,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_msgsnd] = { "msgsnd", { A_INT, A_PTR, A_SIZE, A_HEX }, SC_IPC, DENY(ENOSYS) },
 	[__NR_msgrcv] = { "msgrcv", { A_INT, A_PTR, A_SIZE, A_INT, A_HEX }, SC_IPC, DENY(ENOSYS) },
 	[__NR_msgctl] = { "msgctl", { A_INT, A_INT, A_PTR }, SC_IPC, DENY(ENOSYS) },
-	[__NR_fcntl] = { "fcntl", { A_FD, A_INT, A_HEX }, SC_FILE, KERNEL },
+	[__NR_fcntl] = { "fcntl", { A_FD, A_INT, A_HEX }, SC_FILE, KERNEL_IF(COND_FCNTL_ALLOWED, sys_fcntl) },
 	[__NR_flock] = { "flock", { A_FD, A_INT }, SC_FILE, KERNEL },
 	[__NR_fsync] = { "fsync", { A_FD }, SC_FILE, KERNEL },
 	[__NR_fdatasync] = { "fdatasync", { A_FD }, SC_FILE, KERNEL },
@@ -431,6 +432,18 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
  * TIOCSPGRP reaches nothing outside), readiness, fd flags, pty unlocking.
  * Left out on purpose: TIOCSTI (injects input into a shared terminal),
  * TIOCLINUX, TIOCSCTTY, TIOCCONS, TIOCSETD, and every network ioctl. */
+/* fcntl commands that only touch the fd or its open file: everything but
+ * F_SETOWN and F_SETOWN_EX, which aim SIGIO/SIGURG at a process and so are
+ * checked by the supervisor (rule 9). */
+const unsigned sc_fcntl_allowed[] = {
+	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_SETLK, F_SETLKW,
+	F_GETOWN, F_SETSIG, F_GETSIG, F_GETOWN_EX, F_OFD_GETLK, F_OFD_SETLK,
+	F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY, F_DUPFD_CLOEXEC,
+	F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS, F_GET_RW_HINT,
+	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT,
+};
+const unsigned sc_fcntl_nallowed = sizeof sc_fcntl_allowed / sizeof sc_fcntl_allowed[0];
+
 const unsigned long sc_ioctl_allowed[] = {
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
 	TCGETA, TCSETA, TCSETAW, TCSETAF,

@@ -39,6 +39,7 @@ enum sc_cond {
 	COND_NO_ADDR,        /* sendto: arg4 (dest addr) == NULL */
 	COND_IOCTL_ALLOWED,  /* ioctl: arg1 is in the request allowlist */
 	COND_SECCOMP_NO_LISTENER, /* seccomp: no NEW_LISTENER flag */
+	COND_FCNTL_ALLOWED,  /* fcntl: arg1 is in the command allowlist (no F_SETOWN*) */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */
@@ -97,6 +98,10 @@ const char *sc_name(long nr);
 int sc_by_name(const char *name);
 const char *sc_class_name(unsigned cls);
 const char *sc_disp_name(unsigned disp);
+
+/* The fcntl commands that run in the kernel (COND_FCNTL_ALLOWED). */
+extern const unsigned sc_fcntl_allowed[];
+extern const unsigned sc_fcntl_nallowed;
 
 /* The ioctl requests that run in the kernel (COND_IOCTL_ALLOWED). */
 extern const unsigned long sc_ioctl_allowed[];

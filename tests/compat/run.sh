@@ -243,5 +243,19 @@ printf "echo hi\n" > "$1/plain.sh"; "$1/plain.sh" 2>/dev/null; echo "tmp-noexec=
 chmod +x "$1/plain.sh"; "$1/plain.sh"; echo "tmp-exec=$?"
 /tmp-missing-moat/x 2>/dev/null; echo "path-missing=$?"'
 
+# --- the audit log: real records against docs/audit.md ----------------------
+if want audit-schema; then
+    log=$W/audit.jsonl
+    timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --audit-log "$log" -- sh -c '
+        cat /etc/shadow; ls /root; python3 -c "import socket; socket.socket()"
+        kill -0 1; mknod /tmp/d c 1 3; true' </dev/null >/dev/null 2>&1
+    if out=$($PY "$ROOT/tests/compat/audit_schema.py" "$ROOT/docs/audit.md" "$log" \
+        fs.outside-view net.family signal.outside-sandbox fs.device-node 2>&1); then
+        report audit-schema ""
+    else
+        report audit-schema "$out"
+    fi
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
