@@ -216,6 +216,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 void vfs_teardown(struct vfs *v)
 {
+	vfs_dcache_clear();
 	for (int i = 0; i < v->nmnt; i++)
 		if (v->mnt[i].root_fd >= 0)
 			close(v->mnt[i].root_fd);

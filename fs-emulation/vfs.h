@@ -65,7 +65,6 @@ struct vfs_path {
 	char vpath[PATH_MAX];   /* canonical virtual path */
 	char rel[PATH_MAX];     /* relative to mnt root: "." or "a/b" */
 	int parent;
-	bool parent_cached;     /* parent belongs to the dentry cache: not closed */
 	const char *name;       /* last component of rel */
 	bool exists;
 	struct stat st;         /* lstat of the node when it exists */
@@ -99,6 +98,8 @@ void vfs_path_release(struct vfs_path *p);
 /* Forget every cached directory of mount `m` (after rmdir or rename
  * there): a cached fd must never stand for a name that moved. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m);
+/* Forget the whole cache (vfs_teardown does). */
+void vfs_dcache_clear(void);
 
 /* The mount holding virtual path `vpath` (longest prefix). */
 struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);

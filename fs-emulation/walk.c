@@ -75,10 +75,9 @@ static bool is_hidden(const char *vpath)
 
 void vfs_path_release(struct vfs_path *p)
 {
-	if (p->parent >= 0 && !p->parent_cached)
+	if (p->parent >= 0)
 		close(p->parent);
 	p->parent = -1;
-	p->parent_cached = false;
 }
 
 /* The dentry cache: directory fds by (mount, path below it), so a lookup
@@ -139,18 +138,34 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
 		}
 }
 
-/* The parent directory `dir` below mount `m`: from the cache, or opened
- * (and cached when the mount allows).  Sets *cached. */
-static int open_dir(struct vfs_mount *m, const char *dir, bool *cached)
+/* The parent directory `dir` below mount `m`, as an fd the caller owns:
+ * a duplicate of the cached one, or opened (and a copy cached when the
+ * mount allows).  The caller's fd never dies with a cache eviction: two
+ * walks of one call (rename) may evict each other's entries. */
+static int open_dir(struct vfs_mount *m, const char *dir)
 {
 	int fd = cacheable(m) ? dcache_get(m, dir) : -1;
-	*cached = fd >= 0;
-	if (fd >= 0)
-		return fd;
+	if (fd >= 0) {
+		int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		return d < 0 ? -errno : d;
+	}
 	fd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
-	if (fd >= 0 && cacheable(m))
-		*cached = dcache_put(m, dir, fd);
+	if (fd >= 0 && cacheable(m)) {
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy >= 0 && !dcache_put(m, dir, copy))
+			close(copy);
+	}
 	return fd;
+}
+
+void vfs_dcache_clear(void)
+{
+	for (unsigned i = 0; i < DCACHE_SLOTS; i++)
+		if (dcache[i].rel) {
+			close(dcache[i].fd);
+			free(dcache[i].rel);
+			dcache[i].rel = NULL;
+		}
 }
 
 /* /dev entries that are placeholders for the host's device of that name. */
@@ -217,8 +232,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	char dir[PATH_MAX];
 	snprintf(out->rel, sizeof out->rel, "%s", rel);
 	const char *name = split_rel(out->rel, dir, sizeof dir);
-	bool cached;
-	int pfd = open_dir(m, dir, &cached);
+	int pfd = open_dir(m, dir);
 	if (pfd < 0) {
 		if (pfd == -ELOOP)
 			return 1;
@@ -228,13 +242,11 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	}
 	int r = host_lstat(m, pfd, name, &out->st);
 	if (r == 0 && S_ISLNK(out->st.st_mode) && ((flags & VW_FOLLOW) || out->trailing_slash)) {
-		if (!cached)
-			close(pfd);
+		close(pfd);
 		return 1;
 	}
 	if (r < 0 && r != -ENOENT) {
-		if (!cached)
-			close(pfd);
+		close(pfd);
 		return r;
 	}
 	if (r == -ENOENT && m->kind == MNT_ROOT && strcmp(dir, ".") == 0)
@@ -242,7 +254,6 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	out->mnt = m;
 	out->kind = VN_HOST;
 	out->parent = pfd;
-	out->parent_cached = cached;
 	out->name = name;
 	out->exists = r == 0;
 	return 0;
@@ -279,7 +290,6 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 {
 	memset(out, 0, offsetof(struct vfs_path, vpath));
 	out->parent = -1;
-	out->parent_cached = false;
 	out->exists = false;
 	out->outside = false;
 	out->vpath[0] = out->rel[0] = '\0';

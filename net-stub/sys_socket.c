@@ -97,12 +97,8 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 		} else if (p.mnt->ro || p.kind != VN_HOST) {
 			*v = v_error(p.mnt->ro ? EROFS : EACCES);
 		} else {
-			out->hold = p.parent_cached ? fcntl(p.parent, F_DUPFD_CLOEXEC, 0) : p.parent;
+			out->hold = p.parent; /* ownership moves to the target */
 			p.parent = -1;
-			if (out->hold < 0) {
-				*v = v_error(EMFILE);
-				return -1;
-			}
 			int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path, "/proc/self/fd/%d/%s",
 					 out->hold, p.name);
 			if ((size_t)m >= sizeof out->sun.sun_path) {

@@ -422,6 +422,18 @@ START_TEST(test_live_i386_killed)
 }
 END_TEST
 
+/* moat starts from the program `make` built; it must be exactly what the
+ * table gives today (a stale blob would enforce an old policy). */
+START_TEST(test_blob_is_current)
+{
+	struct sock_fprog fresh;
+	ck_assert_int_eq(sc_filter_build(&fresh), 0);
+	ck_assert_uint_eq(fresh.len, sc_filter_blob_len);
+	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob, fresh.len * sizeof fresh.filter[0]), 0);
+	free(fresh.filter);
+}
+END_TEST
+
 static Suite *filter_suite(void)
 {
 	Suite *s = suite_create("filter");
@@ -434,6 +446,7 @@ static Suite *filter_suite(void)
 	tcase_add_test(eval_tc, test_every_line_and_number);
 	tcase_add_test(eval_tc, test_other_abis_killed);
 	tcase_add_test(eval_tc, test_conditions);
+	tcase_add_test(eval_tc, test_blob_is_current);
 	suite_add_tcase(s, eval_tc);
 
 	tcase_add_checked_fixture(live, build, unbuild);
