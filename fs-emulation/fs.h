@@ -27,6 +27,10 @@ void fs_fdpath(int fd, char *buf, size_t len);
  * where it is now (so renames are followed), else the registry.  0, or
  * -ENOENT when it was removed, -EACCES when it means nothing. */
 int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
+/* The mount a supervisor fd's file lives in (a removed file: the mount of
+ * the directory it was in), or NULL for a pipe, socket or anything moat
+ * did not place. */
+struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd);
 /* The caller's cwd, refreshed; -ENOENT when the directory is gone. */
 int fs_cwd(struct call *c, const char **cwd);
 /* Make `p` the cwd of the caller's fs context. */

@@ -6,6 +6,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -13,6 +14,8 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "syscall-table/handlers.h"
+
+static int meta_fd(struct call *c, int fd);
 
 /* Walk to an existing node of a writable mount, for an attribute change. */
 static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
@@ -162,9 +165,9 @@ struct verdict sys_utimensat(struct call *c)
 	int flags = (int)c->arg[3];
 	if (!c->arg[1]) {
 		/* utimensat(fd, NULL, ...): futimens on the fd itself. */
-		int fd = call_getfd(c, (int)c->arg[0]);
+		int fd = meta_fd(c, (int)c->arg[0]);
 		if (fd < 0)
-			return v_error(EBADF);
+			return v_error(-fd);
 		int r = futimens(fd, tp);
 		int e = errno;
 		close(fd);
@@ -269,4 +272,94 @@ struct verdict sys_inotify_add_watch(struct call *c)
 out:
 	vfs_path_release(&p);
 	return v;
+}
+
+/* The caller's fd, if its file may have its metadata changed: a file of a
+ * read-only mount answers EROFS (the host directory behind a --ro-bind is
+ * not read-only to the kernel; the supervisor is what makes it so). */
+static int meta_fd(struct call *c, int fd)
+{
+	int copy = call_getfd(c, fd);
+	if (copy < 0)
+		return -EBADF;
+	struct vfs_mount *m = fs_mount_of_fd(c->sb->vfs, copy);
+	if (m && m->ro) {
+		close(copy);
+		return -EROFS;
+	}
+	return copy;
+}
+
+struct verdict sys_fchmod(struct call *c)
+{
+	int fd = meta_fd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(-fd);
+	int r = fchmod(fd, (mode_t)c->arg[1] & 07777);
+	int e = errno;
+	close(fd);
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
+struct verdict sys_fchown(struct call *c)
+{
+	int fd = meta_fd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(-fd);
+	int r = fchown(fd, (uid_t)c->arg[1], (gid_t)c->arg[2]);
+	int e = errno;
+	close(fd);
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
+#define XATTR_NAME_MAX_ 255
+#define XATTR_SIZE_MAX_ 65536
+
+static int read_xattr_name(struct call *c, char *name)
+{
+	/* names are short strings: read through the path reader */
+	int r = call_read_path(c, 1, 0);
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ERANGE : -EFAULT;
+	size_t n = strlen(c->path[0]);
+	if (n == 0 || n > XATTR_NAME_MAX_)
+		return -ERANGE;
+	memcpy(name, c->path[0], n + 1);
+	return 0;
+}
+
+struct verdict sys_fsetxattr(struct call *c)
+{
+	char name[XATTR_NAME_MAX_ + 1];
+	int r = read_xattr_name(c, name);
+	if (r < 0)
+		return v_error(-r);
+	size_t size = (size_t)c->arg[3];
+	if (size > XATTR_SIZE_MAX_)
+		return v_error(E2BIG);
+	static char value[XATTR_SIZE_MAX_];
+	if (size && call_read(c, c->arg[2], value, size) < 0)
+		return v_error(EFAULT);
+	int fd = meta_fd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(-fd);
+	r = fsetxattr(fd, name, value, size, (int)c->arg[4]);
+	int e = errno;
+	close(fd);
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
+struct verdict sys_fremovexattr(struct call *c)
+{
+	char name[XATTR_NAME_MAX_ + 1];
+	int r = read_xattr_name(c, name);
+	if (r < 0)
+		return v_error(-r);
+	int fd = meta_fd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(-fd);
+	r = fremovexattr(fd, name);
+	int e = errno;
+	close(fd);
+	return r < 0 ? v_error(e) : v_value(0);
 }

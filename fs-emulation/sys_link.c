@@ -188,9 +188,10 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		 * be swapped under us. */
 		char self[64];
 		fs_fdpath(src, self, sizeof self);
-		struct stat sst, mst;
-		if (!a.mnt && (fstat(src, &sst) < 0 || fstat(b.mnt->root_fd, &mst) < 0 ||
-			       sst.st_dev != mst.st_dev))
+		/* An fd's file stays in its own mount: two mounts on one host
+		 * filesystem must not let a link carry a read-only file into a
+		 * writable place. */
+		if (!a.mnt && fs_mount_of_fd(c->sb->vfs, src) != b.mnt)
 			v = v_error(EXDEV);
 		else if (linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0)
 			v = v_error(errno);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
@@ -84,6 +85,23 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		}
 		if (p.mnt->ro && !(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
 		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
+			v = v_error(EROFS);
+			goto out;
+		}
+	}
+	if (p.kind == VN_MAGIC_FD && (wants_write(flags) || (flags & O_CREAT))) {
+		/* /proc/self/fd/N reopened for writing: the file must not sit in
+		 * a read-only mount, or a read-only fd would turn writable. */
+		struct proc *owner = proc_find(p.magic_pid);
+		int copy = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p.magic_fd, 0) : -1;
+		struct vfs_mount *m = copy >= 0 ? fs_mount_of_fd(c->sb->vfs, copy) : NULL;
+		if (copy >= 0)
+			close(copy);
+		if (copy < 0) {
+			v = v_error(ENOENT);
+			goto out;
+		}
+		if (m && m->ro) {
 			v = v_error(EROFS);
 			goto out;
 		}

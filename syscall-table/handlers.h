@@ -27,6 +27,8 @@ H(sys_chown); H(sys_lchown); H(sys_fchownat);
 H(sys_truncate); H(sys_utimensat); H(sys_utime); H(sys_utimes);
 H(sys_futimesat);
 H(sys_xattr);            /* path xattr calls: ENOTSUP for now */
+/* fd metadata changes: a read-only mount stays read-only through its fds */
+H(sys_fchmod); H(sys_fchown); H(sys_fsetxattr); H(sys_fremovexattr);
 H(sys_inotify_add_watch);
 
 /* net-stub/sys_socket.c */
