@@ -260,6 +260,30 @@ static size_t devirtualize(struct vfs *v, char *buf, size_t n, size_t cap)
 	return n;
 }
 
+/* A job-control stop is a ptrace stop to the kernel ("t"): show it as the
+ * program would see it without moat ("T"). */
+static size_t show_group_stop(pid_t pid, const char *name, char *buf, size_t n)
+{
+	struct task *t = task_find(pid);
+	if (!t || !t->group_stopped)
+		return n;
+	if (strcmp(name, "stat") == 0) {
+		char *paren = memrchr(buf, ')', n);
+		if (paren && paren + 2 < buf + n && paren[2] == 't')
+			paren[2] = 'T';
+	} else if (strcmp(name, "status") == 0) {
+		static const char from[] = "t (tracing stop)", to[] = "T (stopped)";
+		char *st = memmem(buf, n, from, sizeof from - 1);
+		if (st) {
+			size_t tail = n - (size_t)(st - buf) - (sizeof from - 1);
+			memcpy(st, to, sizeof to - 1);
+			memmove(st + sizeof to - 1, st + sizeof from - 1, tail);
+			n -= (sizeof from - 1) - (sizeof to - 1);
+		}
+	}
+	return n;
+}
+
 /* Lines "Key:\tVALUE" naming the supervisor are zeroed: nothing outside
  * the sandbox has a pid here. */
 static size_t hide_outside_pids(char *buf, size_t n)
@@ -358,6 +382,7 @@ int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 			n = (int)devirtualize(v, buf, (size_t)n, cap);
 			if (strcmp(name, "status") == 0)
 				n = (int)hide_outside_pids(buf, (size_t)n);
+			n = (int)show_group_stop(d.tid ? d.tid : d.pid, name, buf, (size_t)n);
 		}
 	}
 	int fd = n < 0 ? n : sealed_memfd(buf, (size_t)n);
@@ -395,10 +420,10 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct pdir *d)
 	char dir[PATH_MAX];
 	/* Keep the 64 newest listings; older ones are removed. */
 	if (pv_counter >= 64) {
-		snprintf(dir, sizeof dir, "%s/pv/%d", v->scratch, pv_counter - 64);
+		snprintf(dir, sizeof dir, "%s/pv/%d", v->skel, pv_counter - 64);
 		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	}
-	snprintf(dir, sizeof dir, "%s/pv/%d", v->scratch, pv_counter++);
+	snprintf(dir, sizeof dir, "%s/pv/%d", v->skel, pv_counter++);
 	if (mkdir(dir, 0755) < 0)
 		return -errno;
 	const struct pentry *tab = NULL;

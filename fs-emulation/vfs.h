@@ -42,7 +42,10 @@ struct vfs_mount {
 struct vfs {
 	struct vfs_mount mnt[VFS_MAX_MOUNTS];
 	int nmnt;
-	char scratch[PATH_MAX];      /* host scratch directory */
+	char scratch[PATH_MAX];      /* host scratch directory: the writable mounts */
+	char skel[PATH_MAX];         /* the skeletons (/, /dev, /proc listings): in
+				      * memory (/dev/shm) when it can be, else
+				      * inside scratch */
 	uid_t uid;                   /* sandbox credentials, for synthetic files */
 	gid_t gid;
 };

@@ -213,7 +213,7 @@ int sandbox_run(struct sandbox *sb)
 {
 	struct sock_fprog prog = *sb->opt.filter;
 	char empty[PATH_MAX];
-	snprintf(empty, sizeof empty, "%s/empty", sb->vfs->scratch);
+	snprintf(empty, sizeof empty, "%s/empty", sb->vfs->skel);
 	if (mkdir(empty, 0111) < 0 || chmod(empty, 0111) < 0) {
 		fprintf(stderr, "moat: cannot create %s: %s\n", empty, strerror(errno));
 		return 125;
@@ -273,6 +273,7 @@ int sandbox_run(struct sandbox *sb)
 		return 125;
 	}
 	t->linked = true;
+	t->started = true; /* seized, never auto-attached: no initial stop */
 	if (write(sync[1], "g", 1) != 1) {
 		fprintf(stderr, "moat: sandbox setup failed\n");
 		return 125;

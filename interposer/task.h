@@ -44,6 +44,8 @@ struct task {
 	struct proc *proc;
 	bool linked;         /* state inherited from the parent (or init) */
 	bool held;           /* its first stop arrived before the parent's event */
+	bool started;        /* its initial (auto-attach) stop is behind it */
+	bool group_stopped;  /* in a job-control stop (kept with PTRACE_LISTEN) */
 	struct exec_check exec;
 	struct task *next;   /* hash chain */
 };

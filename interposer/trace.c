@@ -69,6 +69,7 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 	t->linked = true;
 	if (held) {
 		t->held = false;
+		t->started = true;
 		resume(child, 0);
 	}
 }
@@ -339,6 +340,8 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 	int sig = WSTOPSIG(status);
 	int event = status >> 16;
 	struct task *t = task_find(pid);
+	if (t)
+		t->group_stopped = false; /* any new stop ends the last one */
 
 	if (event == PTRACE_EVENT_STOP) {
 		if (!t || !t->linked) {
@@ -352,11 +355,19 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 				kill(pid, SIGKILL);
 			return;
 		}
-		siginfo_t si;
-		if (ptrace(PTRACE_GETSIGINFO, pid, 0, &si) < 0 && errno == EINVAL)
-			ptrace(PTRACE_LISTEN, pid, 0, 0); /* a group-stop: stay stopped */
-		else
+		/* Under PTRACE_SEIZE the first PTRACE_EVENT_STOP of a new task is
+		 * its auto-attach stop (resume it); a later one with a stopping
+		 * signal is a group-stop: PTRACE_LISTEN keeps it stopped, as
+		 * job control wants, until SIGCONT. */
+		if (!t->started) {
+			t->started = true;
 			resume(pid, 0);
+		} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			t->group_stopped = true;
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+		} else {
+			resume(pid, 0);
+		}
 		return;
 	}
 	if (sig == SIGTRAP && event) {

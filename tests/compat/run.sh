@@ -243,6 +243,43 @@ printf "echo hi\n" > "$1/plain.sh"; "$1/plain.sh" 2>/dev/null; echo "tmp-noexec=
 chmod +x "$1/plain.sh"; "$1/plain.sh"; echo "tmp-exec=$?"
 /tmp-missing-moat/x 2>/dev/null; echo "path-missing=$?"'
 
+# --- signals: handlers, job control stops, kill of a child -----------------
+case_ signals 'trap "echo got USR1" USR1; kill -USR1 $$
+sleep 5 & p=$!
+kill -STOP $p; sleep 0.2
+state() { cut -d" " -f3 "/proc/$1/stat"; }
+echo "stopped: $(state $p)"
+kill -CONT $p; sleep 0.2; echo "continued: $(state $p)"
+kill -TERM $p; wait $p; echo "wait: $?"
+( trap "echo child got TERM; exit 7" TERM; sleep 3 & wait ) & c=$!
+sleep 0.3; kill -TERM $c; wait $c; echo "child exit: $?"'
+
+# --- bad input: one line, exit 125, nothing left behind ----------------------
+if want bad-input; then
+    msg=""
+    before=$(ls -d /tmp/moat-* /dev/shm/moat-skel-* 2>/dev/null | sort)
+    check125() { # description args...
+        local what=$1
+        shift
+        "$MOAT" "$@" </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        local rc=$? lines
+        lines=$(wc -l <"$W/bad.err")
+        [ "$rc" = 125 ] || msg="$msg; $what: exit $rc, want 125"
+        [ "$lines" = 1 ] || msg="$msg; $what: $lines lines on stderr, want 1"
+        grep -q '^moat: ' "$W/bad.err" || msg="$msg; $what: stderr does not start with moat:"
+    }
+    check125 "unknown flag" run --bogus -- true
+    check125 "missing source" run --bind /nonexistent-moat-src /x -- true
+    check125 "relative destination" run --ro-bind /usr usr -- true
+    check125 "no command" run --tmpfs /x
+    check125 "bad uid" run --uid abc -- true
+    check125 "bad chdir" run --chdir /nonexistent-in-sandbox -- true
+    check125 "unknown command" frobnicate
+    after=$(ls -d /tmp/moat-* /dev/shm/moat-skel-* 2>/dev/null | sort)
+    [ "$before" = "$after" ] || msg="$msg; scratch left behind: $(comm -13 <(echo "$before") <(echo "$after") | head -3 | tr '\n' ' ')"
+    report bad-input "${msg#; }"
+fi
+
 # --- the audit log: real records against docs/audit.md ----------------------
 if want audit-schema; then
     log=$W/audit.jsonl
