@@ -78,6 +78,25 @@ void creds_self(struct sandbox *sb)
 	}
 }
 
+void creds_identity_begin(struct sandbox *sb)
+{
+	if (!sb->as_root)
+		return;
+	/* Raw syscalls: glibc's wrappers would change every thread. */
+	syscall(SYS_setresgid, sb->gid, sb->gid, 0);
+	syscall(SYS_setresuid, sb->uid, sb->uid, 0);
+	creds_sandbox(sb);
+}
+
+void creds_identity_end(struct sandbox *sb)
+{
+	if (!sb->as_root)
+		return;
+	syscall(SYS_setresuid, 0, 0, 0);
+	syscall(SYS_setresgid, 0, 0, 0);
+	creds_sandbox(sb); /* the loop's usual state: sandbox fsuid */
+}
+
 /* ---- the child, before exec: it may only die ---- */
 
 static void child_fail(int fd, const char *what)

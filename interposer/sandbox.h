@@ -46,6 +46,12 @@ struct sandbox {
  * moat's own scratch work runs with its own. */
 void creds_sandbox(struct sandbox *sb);
 void creds_self(struct sandbox *sb);
+/* Take the sandbox's real and effective ids too (this thread only; the saved
+ * uid stays 0 so creds_identity_end can return).  For calls whose caller
+ * identity the kernel records and shows to others: connect (SO_PEERCRED)
+ * and sendmsg (SCM_CREDENTIALS).  Without it a peer would see root. */
+void creds_identity_begin(struct sandbox *sb);
+void creds_identity_end(struct sandbox *sb);
 
 /* Start the sandbox (fork, seize, filter, first exec) and run the event
  * loop until the first process exits.  Returns moat's exit code. */

@@ -177,9 +177,13 @@ struct verdict sys_connect(struct call *c)
 		v = v_error(EBADF);
 	else {
 		/* Connect the sandbox's own socket (the same open file), so a
-		 * thread rewriting the sockaddr now changes nothing. */
+		 * thread rewriting the sockaddr now changes nothing — with the
+		 * sandbox's ids, which the peer reads back as SO_PEERCRED. */
+		creds_identity_begin(c->sb);
 		int r = connect(s, (struct sockaddr *)&t.sun, t.len);
-		v = r < 0 ? v_error(errno) : v_value(0);
+		int e = errno;
+		creds_identity_end(c->sb);
+		v = r < 0 ? v_error(e) : v_value(0);
 		close(s);
 	}
 	if (t.hold >= 0)
@@ -216,8 +220,12 @@ static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, in
 	int s = call_getfd(c, sockfd);
 	if (s < 0)
 		return v_error(EBADF);
+	/* SCM_CREDENTIALS (explicit, or implicit for SO_PASSCRED receivers)
+	 * carry the sender's ids: the sandbox's, not the supervisor's. */
+	creds_identity_begin(c->sb);
 	ssize_t r = sendmsg(s, m, flags | MSG_NOSIGNAL);
 	int e = errno;
+	creds_identity_end(c->sb);
 	close(s);
 	if (r < 0 && e == EPIPE && !(flags & MSG_NOSIGNAL))
 		syscall(SYS_tgkill, c->task->proc->tgid, c->tid, SIGPIPE);

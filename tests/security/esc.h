@@ -144,6 +144,30 @@ static inline int esc_fd_has_token(int fd)
 	return n > 0 && esc_is_token(buf, (size_t)n);
 }
 
+/* Read fd until EOF (or cap-1 bytes), NUL-terminated: what a server sent.
+ * Returns the length, or -errno if the first read failed. */
+static inline ssize_t esc_read_all(int fd, char *buf, size_t cap)
+{
+	size_t len = 0;
+	while (len + 1 < cap) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			if (len == 0) {
+				buf[0] = '\0';
+				return -errno;
+			}
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
 /* Open path (relative to dirfd) and read it.  Returns 1 if it held the
  * token, 0 if it opened but held something else, -errno if the open failed. */
 static inline int esc_open_at_has_token(int dirfd, const char *path)

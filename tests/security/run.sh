@@ -12,9 +12,17 @@
 #  2. runs under `./moat run` and must be held: a final "HELD:" line (exit 1),
 #     or death by SIGSYS (moat exits 159), or UNSUPPORTED (77) — and never
 #     ESCAPED; and the audit log must hold a deny/kill record whose syscall
-#     fits the attempt.
-# Victims (kill_host, ptrace_host) are `sleep`s this script starts; they must
-# all be dead after the native run and all alive after the moat run.
+#     (and rule, where the table names one) fits the attempt.
+# Victims (kill_host, fcntl_setown, ptrace_host) are `sleep`s this script
+# starts; those of kill_host and fcntl_setown must all be dead after the
+# native run, ptrace_host's alive; all of them alive after the moat run.
+# Fixtures some attempts need (host servers from token_server.py, files of
+# another owner, a host fd) are made inside the attempt's pid namespace
+# before the native run and go away with it.
+# An attempt whose moat-side defence is an emulated error rather than a
+# policy denial (host DAC, an unused abstract name, a server's own refusal)
+# expects no audit record: docs/audit.md says why such errors are not
+# denials.  The table says so attempt by attempt (audit=0).
 #
 # Every attempt runs in its own `unshare -pf --mount-proc`: a private pid
 # namespace, so that a sandbox failure (kill(-1, SIGKILL) natively!) reaches
@@ -83,11 +91,18 @@ alive() {
 }
 
 VICTIMS=()
+# start_victims N [G]: N sleeps, the last G of them leading their own process
+# group (setsid: a background job of this shell is no group leader, so setsid
+# execs in place and $! is the sleep itself, with pgid == pid).
 start_victims() {
 	local i
 	VICTIMS=()
 	for ((i = 0; i < $1; i++)); do
-		sleep 600 &
+		if ((i >= $1 - ${2:-0})); then
+			setsid sleep 600 &
+		else
+			sleep 600 &
+		fi
 		VICTIMS+=("$!")
 		disown "$!" # no "Killed" notices: their deaths are checked by pid
 	done
@@ -96,6 +111,35 @@ start_victims() {
 stop_victims() {
 	((${#VICTIMS[@]})) && kill -KILL "${VICTIMS[@]}" 2>/dev/null
 	VICTIMS=()
+}
+
+# Fixtures: host servers and files some attempts need.  FIXTURE_PIDS are
+# killed and FIXTURE_FILES removed when the attempt is done.
+FIXTURE_PIDS=() FIXTURE_FILES=()
+
+# start_server READY MODE ARGS...: token_server.py in the background; waits
+# until it listens and sets SERVED to what it wrote (the port, or "ok").
+start_server() {
+	local ready=$1 i
+	shift
+	rm -f "$ready"
+	python3 "$ROOT/tests/security/token_server.py" "$@" "$ready" </dev/null >/dev/null 2>"$ready.err" &
+	FIXTURE_PIDS+=("$!")
+	disown "$!"
+	FIXTURE_FILES+=("$ready" "$ready.err")
+	for ((i = 0; i < 100; i++)); do
+		[[ -s $ready ]] && break
+		sleep 0.05
+	done
+	SERVED=""
+	[[ -s $ready ]] && read -r SERVED <"$ready"
+	[[ -n $SERVED ]] || { echo "token_server.py $1 did not start: $(tail -n 1 "$ready.err" 2>/dev/null)"; return 1; }
+}
+
+stop_fixtures() {
+	((${#FIXTURE_PIDS[@]})) && kill -KILL "${FIXTURE_PIDS[@]}" 2>/dev/null
+	((${#FIXTURE_FILES[@]})) && rm -rf "${FIXTURE_FILES[@]}"
+	FIXTURE_PIDS=() FIXTURE_FILES=()
 }
 
 last_line() { local l=""; [[ -s $1 ]] && l=$(tail -n 1 "$1"); printf '%s' "${l:0:300}"; }
@@ -109,17 +153,81 @@ verdict() {
 }
 
 one_attempt() {
-	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' nvict=0
+	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' rule="" nvict=0 ngrp=0 vcheck=""
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
-	local native moat v skipped=0 gate=0
+	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir
+	# margs: the attempt's arguments under moat (when its view names things
+	# differently); mopts: moat options of this attempt; audit=0: held by an
+	# emulated error, no record expected; mcwd=1: run moat from $NCWD too.
+	local margs=() mopts=()
 
 	case $name in
 	abs_path | dotdot | proc_root | race_open) args=("$SECRET") re='open|openat|openat2' ;;
 	symlink_abs | symlink_rel | symlink_dir)
 		args=("$SECRET") re='open|openat|openat2|symlink|symlinkat' ;;
 	hardlink) args=("$SECRET") re='link|linkat|open|openat|openat2' ;;
-	kill_host) nvict=6 re='kill|tgkill|tkill|rt_sigqueueinfo|pidfd_open|pidfd_send_signal' ;;
-	ptrace_host) nvict=1 re='ptrace|process_vm_readv' ;;
+	kill_host) nvict=6 vcheck=die re='kill|tgkill|tkill|rt_sigqueueinfo|pidfd_open|pidfd_send_signal' ;;
+	ptrace_host) nvict=1 vcheck=live re='ptrace|process_vm_readv' ;;
+	# Five victims, the last two leading their own group (F_SETOWN(-pgrp),
+	# F_OWNER_PGRP); SIGIO must kill each natively and none under moat.
+	fcntl_setown) nvict=5 ngrp=2 vcheck=die re='fcntl' rule='signal.outside-sandbox' ;;
+	# A 0600 file of uid 1000 and a file below a 0700 dir of uid 1000, bound
+	# read-only at /d; the sandbox runs as uid 0.  Held by host DAC (EACCES):
+	# an emulated error, not a policy denial, so no audit record (audit=0).
+	uid0_dac)
+		dir=$WORK/uid0_dac.d
+		mkdir -p "$dir/sub" && printf '%s\n' "$TOKEN" >"$dir/f" && printf '%s\n' "$TOKEN" >"$dir/sub/f" &&
+			chown 1000:1000 "$dir/f" "$dir/sub" && chmod 0600 "$dir/f" && chmod 0700 "$dir/sub" &&
+			chmod 0644 "$dir/sub/f" && chmod 0755 "$dir" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$dir")
+		args=("$dir/f" "$dir/sub/f") margs=(/d/f /d/sub/f) margs_set=1
+		mopts=(--uid 0 --gid 0 --ro-bind "$dir" /d) audit=0
+		;;
+	# Natively no filter (a TRACE without a tracer is ENOSYS); under moat
+	# the attempt installs its own TRACE filter (ESC_TRACE_FILTER=1).
+	own_trace_filter)
+		cp /bin/cat "$SECDIR/cat-outside" && chmod 0755 "$SECDIR/cat-outside" ||
+			{ echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$SECDIR/cat-outside")
+		args=("$SECDIR/cat-outside" "$SECRET") mopts=(--setenv ESC_TRACE_FILTER 1)
+		re='execve|execveat' rule='fs.outside-view'
+		;;
+	# A host server on an abstract name.  Under moat the name is prefixed
+	# with the sandbox's (ECONNREFUSED, emulated: nothing listens there, as
+	# for any unused name), so no audit record (audit=0).
+	abstract_unix)
+		start_server "$WORK/abstract.ready" abstract "esc-abstract-$TOKEN" || { echo "FAIL esc_$name: fixture: token_server.py abstract"; return; }
+		args=("esc-abstract-$TOKEN") audit=0
+		;;
+	host_loopback)
+		start_server "$WORK/tcp.ready" tcp || { echo "FAIL esc_$name: fixture: token_server.py tcp"; return; }
+		args=("$SERVED") re='socket' rule='net.family'
+		;;
+	unix_path_host)
+		start_server "$WORK/unixpath.ready" path "$SECDIR/sock" || { echo "FAIL esc_$name: fixture: token_server.py path"; return; }
+		FIXTURE_FILES+=("$SECDIR/sock")
+		args=("$SECDIR/sock") re='connect' rule='fs.outside-view'
+		;;
+	# Two root-only servers (by SO_PEERCRED, by SCM_CREDENTIALS) bound
+	# read-only at /s; the sandbox runs as moat's default uid 65534.  Held by
+	# the servers' own refusal, not by moat, so no audit record (audit=0).
+	unix_peercred)
+		dir=$WORK/peercred.d
+		mkdir -p "$dir" && chmod 0755 "$dir" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$dir")
+		start_server "$WORK/peercred.ready" peercred "$dir/peercred" &&
+			start_server "$WORK/passcred.ready" passcred "$dir/passcred" ||
+			{ echo "FAIL esc_$name: fixture: token_server.py peercred/passcred"; return; }
+		args=("$dir/peercred" "$dir/passcred") margs=(/s/peercred /s/passcred) margs_set=1
+		mopts=(--ro-bind "$dir" /s) audit=0
+		;;
+	# This shell (pid 1) holds the secret on fd 7, and its cwd is $NCWD,
+	# holding a copy of the secret, during both runs (mcwd=1).
+	proc_fd_host)
+		cp "$SECRET" "$NCWD/proc-fd-secret" && exec 7<"$SECRET" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$NCWD/proc-fd-secret")
+		args=(7 proc-fd-secret) mcwd=1 re='open|openat|openat2' rule='fs.outside-view'
+		;;
 	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
 	# What moat names an i386/x32 call in its record is its own business:
 	# any kill record will do.  Without an i386 entry the int $0x80 faults
@@ -139,9 +247,10 @@ one_attempt() {
 	*) echo "FAIL esc_$name: no entry in run.sh's table (args, audited syscalls)"; return ;;
 	esac
 	[[ -x $bin ]] || { echo "FAIL esc_$name: $bin not built (make probes)"; return; }
+	((margs_set)) || margs=("${args[@]}")
 
 	# 1. natively, from a scratch cwd beside the secret
-	start_victims "$nvict"
+	start_victims "$nvict" "$ngrp"
 	cd "$NCWD" || return
 	$runner "$out" "$err" "$bin" "${args[@]}" "${VICTIMS[@]}"
 	cd "$ROOT" || return
@@ -156,12 +265,12 @@ one_attempt() {
 		return
 	fi
 	for v in "${VICTIMS[@]}"; do
-		if [[ $name == kill_host ]] && alive "$v"; then
+		if [[ $vcheck == die ]] && alive "$v"; then
 			echo "FAIL esc_$name: natively victim $v survived: $native"
 			stop_victims
 			return
 		fi
-		if [[ $name == ptrace_host ]] && ! alive "$v"; then
+		if [[ $vcheck == live ]] && ! alive "$v"; then
 			echo "FAIL esc_$name: natively victim $v was left dead or stopped"
 			stop_victims
 			return
@@ -172,10 +281,12 @@ one_attempt() {
 
 	# 2. under moat
 	[[ -x $MOAT ]] || { echo "FAIL esc_$name: ./moat is not built"; return; }
-	start_victims "$nvict"
+	start_victims "$nvict" "$ngrp"
 	rm -f "$log"
+	((mcwd)) && { cd "$NCWD" || return; }
 	$runner "$out" "$err" "$MOAT" run --ro-bind "$BIN" /t --audit-log "$log" \
-		--setenv ESC_TOKEN "$TOKEN" -- /t/esc_"$name" "${args[@]}" "${VICTIMS[@]}"
+		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$name" "${margs[@]}" "${VICTIMS[@]}"
+	cd "$ROOT" || return
 	moat=$(verdict "$out")
 	[[ $VERBOSE == 1 ]] && echo "  esc_$name moat (exit $RC): $moat" &&
 		[[ -s $log ]] && sed 's/^/    audit: /' "$log" | head -n 5
@@ -202,12 +313,18 @@ one_attempt() {
 		echo "PASS esc_$name (unprovable here: ${moat#UNSUPPORTED: })"
 		return
 	fi
+	if [[ $audit == 0 ]]; then
+		# Held by an emulated error: no record is required (see the table).
+		echo "PASS esc_$name (held by an emulated error; $( [[ -s $log ]] && wc -l <"$log" || echo 0) audit records)"
+		return
+	fi
 	if [[ ! -s $log ]]; then
 		echo "FAIL esc_$name: held ($moat) but the audit log is empty"
 		return
 	fi
-	if ! grep -E "\"decision\" *: *\"($decision)\"" "$log" | grep -Eq "\"syscall\" *: *\"($re)\""; then
-		echo "FAIL esc_$name: held ($moat) but no audit record with decision ~ $decision and syscall ~ ($re) among $(wc -l <"$log") records"
+	if ! grep -E "\"decision\" *: *\"($decision)\"" "$log" | grep -E "\"syscall\" *: *\"($re)\"" |
+		grep -Eq "\"rule\" *: *\"(${rule:-[^\"]*})\""; then
+		echo "FAIL esc_$name: held ($moat) but no audit record with decision ~ $decision, syscall ~ ($re)${rule:+ and rule $rule} among $(wc -l <"$log") records"
 		return
 	fi
 	echo "PASS esc_$name"
@@ -215,6 +332,7 @@ one_attempt() {
 
 if [[ ${1:-} == --inner ]]; then
 	one_attempt "$2"
+	stop_fixtures
 	exit 0
 fi
 
@@ -245,7 +363,7 @@ SECRET=$SECDIR/secret
 printf '%s\n' "$TOKEN" >"$SECRET"
 chmod 0755 "$SECDIR" "$WORK" "$NCWD"
 chmod 0644 "$SECRET"
-export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECRET TOKEN ONLY_NATIVE
+export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE
 export ESC_TOKEN=$TOKEN
 
 pass=0 fail=0
