@@ -269,6 +269,11 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* fds 0-2 are the sandbox's; were one closed, moat's own first open
+	 * would take its number and be handed to the sandbox as stdin. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			return 125;
 	if (argc < 2) {
 		usage(stderr);
 		return 125;

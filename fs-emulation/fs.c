@@ -9,24 +9,6 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 
-/* The longest mount whose host directory holds host path `host`. */
-static struct vfs_mount *mount_of_host(struct vfs *v, const char *host, size_t *len)
-{
-	struct vfs_mount *best = NULL;
-	size_t bl = 0;
-	for (int i = 0; i < v->nmnt; i++) {
-		struct vfs_mount *m = &v->mnt[i];
-		size_t hl = strlen(m->host);
-		if (hl > bl && strncmp(host, m->host, hl) == 0 &&
-		    (host[hl] == '/' || host[hl] == '\0') && m->kind != MNT_PROC) {
-			best = m;
-			bl = hl;
-		}
-	}
-	*len = bl;
-	return best;
-}
-
 struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 {
 	char self[64], host[PATH_MAX];
@@ -38,7 +20,7 @@ struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 	if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0)
 		host[n - 10] = '\0';
 	size_t bl;
-	return mount_of_host(v, host, &bl);
+	return vfs_mount_of_host(v, host, &bl);
 }
 
 int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
@@ -51,7 +33,7 @@ int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
 		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0)
 			return -ENOENT;
 		size_t bl;
-		const struct vfs_mount *best = mount_of_host(v, host, &bl);
+		const struct vfs_mount *best = vfs_mount_of_host(v, host, &bl);
 		if (best) {
 			const char *rest = host + bl;
 			if (best->vlen == 1)

@@ -250,3 +250,34 @@ int vfs_mounts_text(struct vfs *v, char *buf, size_t len)
 	}
 	return (int)off;
 }
+
+struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len)
+{
+	struct vfs_mount *best = NULL;
+	size_t bl = 0;
+	for (int i = 0; i < v->nmnt; i++) {
+		struct vfs_mount *m = &v->mnt[i];
+		size_t hl = strlen(m->host);
+		if (hl > bl && strncmp(host, m->host, hl) == 0 &&
+		    (host[hl] == '/' || host[hl] == '\0') && m->kind != MNT_PROC) {
+			best = m;
+			bl = hl;
+		}
+	}
+	*len = bl;
+	return best;
+}
+
+int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len)
+{
+	size_t bl;
+	const struct vfs_mount *m = vfs_mount_of_host(v, host, &bl);
+	if (!m)
+		return -ENOENT;
+	const char *rest = host + bl;
+	if (m->vlen == 1)
+		snprintf(out, len, "%s", *rest ? rest : "/");
+	else
+		snprintf(out, len, "%s%s", m->vpath, rest);
+	return 0;
+}

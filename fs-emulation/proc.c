@@ -119,7 +119,7 @@ static void synth_stat(struct stat *st, enum pent type, const struct vfs *v)
 	st->st_blksize = 1024;
 }
 
-static int fd_link(pid_t pid, int fd, char *link, size_t len)
+static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
 {
 	char hp[64];
 	snprintf(hp, sizeof hp, "/proc/%d/fd/%d", pid, fd);
@@ -135,7 +135,17 @@ static int fd_link(pid_t pid, int fd, char *link, size_t len)
 	if (n < 0)
 		return -ENOENT;
 	link[n] = '\0';
-	if (link[0] == '/') /* a host path the registry does not know: hide it */
+	if (link[0] != '/')
+		return 0; /* pipe:[...], socket:[...], anon_inode:... */
+	char mapped[PATH_MAX];
+	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					    "/dev/urandom", NULL };
+	for (const char *const *d = devs; *d; d++)
+		if (strcmp(link, *d) == 0)
+			return 0;
+	if (vfs_vpath_of_host(v, link, mapped, sizeof mapped) == 0)
+		snprintf(link, len, "%s", mapped);
+	else /* a host path outside the view (inherited from outside): hide it */
 		snprintf(link, len, "anon_inode:[moat-unknown]");
 	return 0;
 }
@@ -208,7 +218,7 @@ int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *n
 			return -ENOENT;
 		int fd = atoi(name);
 		char tmp[PATH_MAX];
-		if (fd_link(d.pid, fd, tmp, sizeof tmp) < 0)
+		if (fd_link(v, d.pid, fd, tmp, sizeof tmp) < 0)
 			return -ENOENT;
 		if (d.sub[2] == 'i') { /* fdinfo */
 			synth_stat(st, P_FILE, v);
@@ -467,7 +477,7 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct pdir *d)
 				continue;
 			}
 			char link[PATH_MAX];
-			if (fd_link(d->pid, atoi(de->d_name), link, sizeof link) == 0)
+			if (fd_link(v, d->pid, atoi(de->d_name), link, sizeof link) == 0)
 				add_placeholder(dir, de->d_name, d->sub[2] == 'i' ? P_FILE : P_LINK, link);
 		}
 		if (dp)

@@ -106,6 +106,11 @@ void vfs_dcache_clear(void);
 
 /* The mount holding virtual path `vpath` (longest prefix). */
 struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);
+/* The mount whose host directory holds host path `host` (longest; *len
+ * gets the length of its host path), or NULL. */
+struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len);
+/* The virtual path of host path `host`, or -ENOENT outside every mount. */
+int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len);
 /* Host path of a walked node (for exec), or -ENAMETOOLONG. */
 int vfs_host_path(const struct vfs_path *p, char *buf, size_t len);
 /* Open the walked node with open(2) flags (never following a final
