@@ -23,47 +23,59 @@ struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 	return vfs_mount_of_host(v, host, &bl);
 }
 
-int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
+/* The virtual path of the file behind magic link `link` (a /proc/.../fd/N
+ * path) whose stat is `st`. */
+static int vpath_of_link(struct vfs *v, const char *link, const struct stat *st, char *out,
+			 size_t len)
 {
-	char self[64], host[PATH_MAX];
-	fs_fdpath(fd, self, sizeof self);
-	ssize_t n = readlink(self, host, sizeof host - 1);
-	if (n > 0) {
+	char host[PATH_MAX];
+	ssize_t n = readlink(link, host, sizeof host - 1);
+	if (n > 0 && host[0] == '/') {
 		host[n] = '\0';
 		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0)
 			return -ENOENT;
-		size_t bl;
-		const struct vfs_mount *best = vfs_mount_of_host(v, host, &bl);
-		if (best) {
-			const char *rest = host + bl;
-			if (best->vlen == 1)
-				snprintf(out, len, "%s", *rest ? rest : "/");
-			else
-				snprintf(out, len, "%s%s", best->vpath, rest);
+		if (vfs_vpath_of_host(v, host, out, len) == 0)
 			return 0;
-		}
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -EBADF;
-	const char *vp = reg_get(st.st_dev, st.st_ino);
+	const char *vp = reg_get(st->st_dev, st->st_ino);
 	if (!vp)
 		return -EACCES; /* an fd we never granted means nothing */
 	snprintf(out, len, "%s", vp);
 	return 0;
 }
 
+int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
+{
+	char self[64];
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -EBADF;
+	fs_fdpath(fd, self, sizeof self);
+	return vpath_of_link(v, self, &st, out, len);
+}
+
+int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
+{
+	if (fd < 0)
+		return -EBADF;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, fd);
+	/* One lookup through the kernel's magic link instead of pidfd_getfd,
+	 * fstat and close: the same file the caller's fd names now. */
+	return stat(link, st) < 0 ? (errno == ENOENT ? -EBADF : -errno) : 0;
+}
+
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 {
-	int copy = call_getfd(c, dirfd);
-	if (copy < 0)
-		return -EBADF;
 	struct stat st;
-	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
-	if (r == 0)
-		r = fs_vpath_of_fd(c->sb->vfs, copy, base, len);
-	close(copy);
-	return r;
+	int r = fs_task_fd_stat(c, dirfd, &st);
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, dirfd);
+	return vpath_of_link(c->sb->vfs, link, &st, base, len);
 }
 
 int fs_cwd(struct call *c, const char **cwd)

@@ -3,6 +3,7 @@
 #define MOAT_FS_H
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "fs-emulation/vfs.h"
 #include "interposer/call.h"
@@ -31,6 +32,8 @@ int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
  * the directory it was in), or NULL for a pipe, socket or anything moat
  * did not place. */
 struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd);
+/* stat of the file the caller's fd `fd` names (-EBADF when none). */
+int fs_task_fd_stat(struct call *c, int fd, struct stat *st);
 /* The caller's cwd, refreshed; -ENOENT when the directory is gone. */
 int fs_cwd(struct call *c, const char **cwd);
 /* Make `p` the cwd of the caller's fs context. */

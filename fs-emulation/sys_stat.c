@@ -50,13 +50,9 @@ static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi,
 			if (dirfd == AT_FDCWD)
 				snprintf(c->path[0], sizeof c->path[0], ".");
 			else {
-				int fd = call_getfd(c, dirfd);
-				if (fd < 0)
-					return v_error(EBADF);
-				r = fstat(fd, &st);
-				close(fd);
+				r = fs_task_fd_stat(c, dirfd, &st);
 				if (r < 0)
-					return v_error(errno);
+					return v_error(-r);
 				goto write;
 			}
 		}
