@@ -33,6 +33,11 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	m->vlen = strlen(vpath);
 	m->kind = kind;
 	m->ro = ro;
+	/* Cached: trees that change only through the supervisor (rmdir and
+	 * rename there invalidate exactly).  Host binds are not: the host can
+	 * move a directory under them at any time.  The default system binds
+	 * are marked after setup (see vfs_setup). */
+	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT;
 	snprintf(m->host, sizeof m->host, "%s", host);
 	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
@@ -61,8 +66,15 @@ static int skeleton_mkdirs(struct vfs *v, const char *vpath)
 		if (vfs_mount_of(v, buf) == &v->mnt[0]) {
 			char host[PATH_MAX * 2];
 			snprintf(host, sizeof host, "%s%s", v->mnt[0].host, buf);
-			if (mkdir(host, 0755) < 0 && errno != EEXIST)
+			/* Never through a symlink of the skeleton (/lib64 -> an
+			 * absolute host path): that mkdir would land on the host. */
+			struct stat st;
+			if (lstat(host, &st) == 0) {
+				if (!S_ISDIR(st.st_mode))
+					return -ENOTDIR;
+			} else if (mkdir(host, 0755) < 0) {
 				return -errno;
+			}
 		}
 		*s = c;
 		if (!c)
@@ -183,6 +195,11 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 	TRY(add_mount(v, "/dev", MNT_DEV, false, dir, err, errlen));
 	TRY(make_dir(scratch, "shm", 01777, dir, sizeof dir));
 	TRY(add_mount(v, "/dev/shm", MNT_TMPFS, false, dir, err, errlen));
+	/* The host's system directories do not change under a running
+	 * program (a package upgrade aside): their directories may be cached. */
+	for (int i = 0; i < v->nmnt; i++)
+		if (v->mnt[i].kind == MNT_BIND)
+			v->mnt[i].cached = true;
 	TRY(make_dir(skel, "proc", 0555, dir, sizeof dir));
 	TRY(skeleton_mkdirs(v, "/proc"));
 	TRY(add_mount(v, "/proc", MNT_PROC, true, dir, err, errlen));
@@ -203,7 +220,13 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 			snprintf(err, errlen, "%s: %s", q->src, strerror(errno));
 			return -errno;
 		}
-		TRY(skeleton_mkdirs(v, q->dst));
+		r = skeleton_mkdirs(v, q->dst);
+		if (r < 0) {
+			snprintf(err, errlen, "%s: cannot mount there: %s", q->dst,
+				 r == -ENOTDIR ? "a part of it is a symlink or a file in the view"
+					       : strerror(-r));
+			return r;
+		}
 		TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
 	}
 #undef TRY

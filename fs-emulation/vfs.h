@@ -31,6 +31,7 @@ struct vfs_mount {
 	size_t vlen;
 	enum mnt_kind kind;
 	bool ro;
+	bool cached;           /* its directories may sit in the dentry cache */
 	int root_fd;           /* O_PATH directory fd of the host directory */
 	char host[PATH_MAX];   /* its host path (exec rewrite, never shown) */
 	dev_t dev;

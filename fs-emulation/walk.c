@@ -97,7 +97,7 @@ static struct dentry dcache[DCACHE_SLOTS];
 
 static bool cacheable(const struct vfs_mount *m)
 {
-	return m->kind == MNT_TMPFS || (m->kind == MNT_BIND && m->ro) || m->kind == MNT_ROOT;
+	return m->cached;
 }
 
 static struct dentry *dcache_slot(const struct vfs_mount *m, const char *rel)
@@ -334,7 +334,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		floor = scoped ? strlen(cur) : 0;
 		snprintf(todo, sizeof todo, "%s", path);
 	}
-	struct vfs_mount *start_mnt = vfs_mount_of(v, base);
+	struct vfs_mount *start_mnt = path[0] == '/' && !scoped ? &v->mnt[0] : vfs_mount_of(v, base);
 	char *p = todo;
 	for (;;) {
 		while (*p == '/')
@@ -363,6 +363,9 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 					char *s = strrchr(cur, '/');
 					if (s)
 						*s = '\0';
+					if ((flags & VW_NO_XDEV) &&
+					    vfs_mount_of(v, cur[0] ? cur : "/") != start_mnt)
+						return -EXDEV;
 				}
 			}
 			if (last)
