@@ -340,6 +340,7 @@ int sandbox_run(struct sandbox *sb)
 		if (sb->init_done && !killed) {
 			/* The first process is gone: nothing it started outlives it. */
 			proc_foreach(kill_one, NULL);
+			task_kill_unlinked();
 			killed = true;
 		}
 		int n = poll(pfd, sb->init_done ? 1 + 1 : 2, -1);
@@ -355,8 +356,10 @@ int sandbox_run(struct sandbox *sb)
 					continue;
 				/* The first signal is the program's to handle; a
 				 * second one ends the whole sandbox. */
-				if (forwarded++)
+				if (forwarded++) {
 					proc_foreach(kill_one, NULL);
+					task_kill_unlinked();
+				}
 				else
 					forward_sig(sb, (int)si.ssi_signo);
 			}

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -178,4 +179,12 @@ int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg)
 unsigned task_count(void)
 {
 	return ntasks;
+}
+
+void task_kill_unlinked(void)
+{
+	for (unsigned i = 0; i < NBUCKETS; i++)
+		for (struct task *t = buckets[i]; t; t = t->next)
+			if (!t->proc)
+				kill(t->tid, SIGKILL); /* traced and unreaped: the tid is ours */
 }

@@ -65,6 +65,9 @@ struct proc *proc_find(pid_t tgid);
 struct fsctx *fsctx_new(const char *cwd);
 /* Call fn on each distinct process; stops when fn returns nonzero. */
 int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg);
+/* SIGKILL every task that has no process state yet (held at its first
+ * stop, its parent's event never seen): at the end nothing may linger. */
+void task_kill_unlinked(void);
 /* Number of live tasks. */
 unsigned task_count(void);
 
