@@ -87,8 +87,11 @@ MOAT_BIN ?= ./moat
 integration: $(MOAT_OUT) probes
 	MOAT=$(MOAT_BIN) tests/integration/run.sh
 
+# Twice: as uid 65534 (the default), then as uid 0 without capabilities,
+# where host permissions no longer hide a broken rule.
 security: $(MOAT_OUT) probes
 	ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
+	ESC_UID0=1 ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
 
 compat: $(MOAT_OUT)
 	MOAT=$(MOAT_BIN) tests/compat/run.sh

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
@@ -156,6 +157,17 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			vfs_path_release(&a);
 			return v;
 		}
+		if (a.kind == VN_MAGIC_FD && !S_ISDIR(a.st.st_mode)) {
+			/* linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW): the man
+			 * page's way to name an O_TMPFILE file; link that file. */
+			struct proc *owner = proc_find(a.magic_pid);
+			src = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, a.magic_fd, 0) : -1;
+			vfs_path_release(&a);
+			a.mnt = NULL;
+			if (src < 0)
+				return v_error(ENOENT);
+			goto target;
+		}
 		if (S_ISDIR(a.st.st_mode) || a.kind != VN_HOST) {
 			vfs_path_release(&a);
 			return v_error(EPERM);
@@ -166,6 +178,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			return v_error(-src);
 		}
 	}
+target:
 	r = fs_walk(c, ndir, npath, 1, 0, &b);
 	if (r < 0) {
 		v = fs_fail(c, &b, r);

@@ -4,6 +4,9 @@
 #   tests/security/run.sh [--native-only] [NAME...]     (from `make security`)
 #   ESC_VERBOSE=1 tests/security/run.sh ...   also shows each run's final line
 #                                             and the first audit records
+#   ESC_UID0=1 tests/security/run.sh ...      the uid-0 pass (below)
+#   ESC_ETC_LISTINGS=1 ...                    etc_secrets also checks that
+#                                             listings of /etc hide secrets
 #
 # Each attempt build/tests/security/esc_NAME (see esc.h for its protocol):
 #  1. runs natively and must print ESCAPED — the attempt is real on this host.
@@ -24,12 +27,30 @@
 # expects no audit record: docs/audit.md says why such errors are not
 # denials.  The table says so attempt by attempt (audit=0).
 #
+# An attempt that must change a host file to prove itself runs natively as
+# the sandbox's uid (nuid, with setpriv), on a fixture of that uid, remade
+# before each run and compared on the host before and after the moat run.
+#
+# The uid-0 pass (ESC_UID0=1) adds `--uid 0 --gid 0` to every moat run
+# (an attempt whose table entry has its own --uid keeps it), and makes the
+# sandbox uid of fixtures 0.  With the default sandbox uid 65534, host file
+# permissions and the kernel's own signal checks stand between the sandbox
+# and root's files and processes, and could hide a broken moat rule; as uid 0
+# (still without capabilities) the sandbox may write root's files and signal
+# root's processes as far as the kernel is concerned, so only moat's own
+# checks hold.  kill_host's and fcntl_setown's victims stay root's `sleep`s.
+# An attempt that cannot mean anything as uid 0 is skipped with its reason
+# ("SKIP esc_x: ..."), and counted neither passed nor failed.
+#
 # Every attempt runs in its own `unshare -pf --mount-proc`: a private pid
 # namespace, so that a sandbox failure (kill(-1, SIGKILL) natively!) reaches
 # nothing but the processes started here.  Without one we refuse to run.
+# It is a private mount namespace too: fixtures may mount there (an overlay
+# on /etc for etc_secrets), and the host never sees it.
 #
-# Output: one line per attempt, "PASS esc_x" or "FAIL esc_x: reason" (plus
-# "SKIP-NATIVE: ..." lines), then "N passed, M failed"; exit 1 if M > 0.
+# Output: one line per attempt, "PASS esc_x", "FAIL esc_x: reason" or
+# "SKIP esc_x: reason" (plus "SKIP-NATIVE: ..." lines), then "K skipped: ..."
+# when K > 0, then "N passed, M failed"; exit 1 if M > 0.
 set -u
 SELF=$(realpath "$0")
 cd "$(dirname "$SELF")/../.." || exit 2
@@ -38,6 +59,12 @@ BIN=$ROOT/build/tests/security
 MOAT=${ESC_MOAT:-$ROOT/moat}  # ESC_MOAT: another build of moat to test
 TIMEOUT=${ESC_TIMEOUT:-30}
 VERBOSE=${ESC_VERBOSE:-0}
+UID0=${ESC_UID0:-0}
+[[ $UID0 == 1 ]] || UID0=0
+# The sandbox's uid: moat's default when it runs as root, or 0 in the uid-0
+# pass.  Fixtures that the sandbox must own belong to it.
+SBX_UID=65534
+((UID0)) && SBX_UID=0
 
 # Every tests/security/esc_*.c is an attempt; one_attempt() has its table.
 ALL=()
@@ -113,9 +140,10 @@ stop_victims() {
 	VICTIMS=()
 }
 
-# Fixtures: host servers and files some attempts need.  FIXTURE_PIDS are
-# killed and FIXTURE_FILES removed when the attempt is done.
-FIXTURE_PIDS=() FIXTURE_FILES=()
+# Fixtures: host servers, files and mounts some attempts need.  FIXTURE_PIDS
+# are killed, FIXTURE_MOUNTS unmounted and FIXTURE_FILES removed when the
+# attempt is done.
+FIXTURE_PIDS=() FIXTURE_FILES=() FIXTURE_MOUNTS=()
 
 # start_server READY MODE ARGS...: token_server.py in the background; waits
 # until it listens and sets SERVED to what it wrote (the port, or "ok").
@@ -138,8 +166,51 @@ start_server() {
 
 stop_fixtures() {
 	((${#FIXTURE_PIDS[@]})) && kill -KILL "${FIXTURE_PIDS[@]}" 2>/dev/null
+	((${#FIXTURE_MOUNTS[@]})) && umount -l "${FIXTURE_MOUNTS[@]}" 2>/dev/null
 	((${#FIXTURE_FILES[@]})) && rm -rf "${FIXTURE_FILES[@]}"
-	FIXTURE_PIDS=() FIXTURE_FILES=()
+	FIXTURE_PIDS=() FIXTURE_FILES=() FIXTURE_MOUNTS=()
+}
+
+# etc_fixture: an overlay on /etc (in this attempt's mount namespace only)
+# that adds what this host may lack: sudoers, sudoers.d/moat-esc, ssh host
+# private keys and ssl/private/moat-esc.key, each holding the token, with
+# the owners and modes a real system gives them.
+etc_fixture() {
+	local d=$WORK/etc_secrets f
+	mkdir -p "$d/upper/ssh" "$d/upper/ssl/private" "$d/upper/sudoers.d" "$d/work" || return
+	FIXTURE_FILES+=("$d")
+	for f in sudoers sudoers.d/moat-esc ssh/ssh_host_ed25519_key ssh/ssh_host_rsa_key \
+		ssh/ssh_host_ecdsa_key ssl/private/moat-esc.key; do
+		printf '%s\n' "$TOKEN" >"$d/upper/$f" || return
+	done
+	chmod 0440 "$d/upper/sudoers" "$d/upper/sudoers.d/moat-esc" && chmod 0750 "$d/upper/sudoers.d" &&
+		chmod 0600 "$d"/upper/ssh/ssh_host_* "$d/upper/ssl/private/moat-esc.key" || return
+	# A merged directory shows the upper one's owner and mode: copy the host's.
+	for f in ssh ssl ssl/private; do
+		[[ -d /etc/$f ]] || continue
+		chown --reference="/etc/$f" "$d/upper/$f" && chmod --reference="/etc/$f" "$d/upper/$f" || return
+	done
+	mount -t overlay moat-esc-etc -o "lowerdir=/etc,upperdir=$d/upper,workdir=$d/work" /etc || return
+	FIXTURE_MOUNTS+=(/etc)
+}
+
+# ro_fixture: the directory bound read-only at /r by ro_bind_write, and a
+# directory for its links (natively; /tmp under moat), both of the sandbox's
+# uid, on one file system; the file is the sandbox's, 0644, "orig", with an
+# old mtime.  Remade before each run.
+ro_fixture() {
+	local d=$WORK/ro_bind_write
+	rm -rf "$d"
+	mkdir -p "$d/d" "$d/links" && printf 'orig' >"$d/d/f" &&
+		chown "$SBX_UID:$SBX_UID" "$d/d" "$d/d/f" "$d/links" && chmod 0644 "$d/d/f" &&
+		chmod 0755 "$d" "$d/d" "$d/links" && touch -d @1000000000 "$d/d/f" || return
+	FIXTURE_FILES+=("$d")
+}
+# ro_state: the host file as the host sees it (owner, mode, links, mtime,
+# ctime, content), and what else is in its directory and the link directory.
+ro_state() {
+	local d=$WORK/ro_bind_write
+	stat -c '%u:%g %a %h %y %z' "$d/d/f" && od -An -c "$d/d/f" | tr -s ' \n' ' ' && ls -A "$d/d" "$d/links" | tr '\n' ' '
 }
 
 last_line() { local l=""; [[ -s $1 ]] && l=$(tail -n 1 "$1"); printf '%s' "${l:0:300}"; }
@@ -155,11 +226,27 @@ verdict() {
 one_attempt() {
 	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' rule="" nvict=0 ngrp=0 vcheck=""
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
-	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir
+	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir o own_uid nuid="" fixture="" state=""
+	local hostbefore hostafter
 	# margs: the attempt's arguments under moat (when its view names things
 	# differently); mopts: moat options of this attempt; audit=0: held by an
-	# emulated error, no record expected; mcwd=1: run moat from $NCWD too.
-	local margs=() mopts=()
+	# emulated error, no record expected; mcwd=1: run moat from $NCWD too;
+	# nuid: run natively as that uid (setpriv); fixture: a function that
+	# (re)makes the attempt's host files before each run; state: a function
+	# printing the host state that the moat run must leave as it was.
+	local margs=() mopts=() nwrap=()
+
+	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
+	if ((UID0)); then
+		case $name in
+		# The servers trust a peer of uid 0, and the sandbox *is* uid 0
+		# here by the user's choice: their token would go to it rightly.
+		unix_peercred)
+			echo "SKIP esc_$name: uid-0 pass: the servers hand the token to any peer of uid 0, which the sandbox then is"
+			return
+			;;
+		esac
+	fi
 
 	case $name in
 	abs_path | dotdot | proc_root | race_open) args=("$SECRET") re='open|openat|openat2' ;;
@@ -228,6 +315,37 @@ one_attempt() {
 		FIXTURE_FILES+=("$NCWD/proc-fd-secret")
 		args=(7 proc-fd-secret) mcwd=1 re='open|openat|openat2' rule='fs.outside-view'
 		;;
+	# A copy of the attempt itself in the secret's directory, outside the
+	# view: exec'd by its host path, and raced in by RENAME_EXCHANGE.  Under
+	# moat: ENOENT (fs.outside-view), and any image that is not the file
+	# decided on is killed at the exec stop (exec.binary-mismatch).
+	exec_host)
+		cp "$BIN/esc_exec_host" "$SECDIR/exec-host" && chmod 0755 "$SECDIR/exec-host" ||
+			{ echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$SECDIR/exec-host")
+		args=("$SECDIR/exec-host") re='execve|execveat' rule='exec.binary-mismatch|fs.outside-view'
+		;;
+	# The hidden /etc secrets, with what this host lacks staged by an
+	# overlay on /etc in this namespace (etc_fixture).  ESC_ETC_LISTINGS=1
+	# also checks that listings of /etc, /etc/ssh, /etc/ssl, /etc/security
+	# name no hidden entry — off by default until moat filters them
+	# (today `ls /etc` in the sandbox shows shadow, gshadow, …).
+	etc_secrets)
+		etc_fixture || { echo "FAIL esc_$name: fixture: overlay on /etc"; return; }
+		[[ ${ESC_ETC_LISTINGS:-0} == 1 ]] && args=(--listings)
+		re='open|openat|openat2|stat|lstat|newfstatat|statx' rule='fs.outside-view'
+		;;
+	# A file of the sandbox's uid in a directory bound with --ro-bind at /r;
+	# natively the attempt runs as that uid on the host directory.  Held by
+	# EROFS/EXDEV/EPERM, the errors of a read-only file system: emulated,
+	# not policy denials, so no audit record (audit=0).  ro_state must not
+	# change across the moat run.
+	ro_bind_write)
+		dir=$WORK/ro_bind_write
+		fixture=ro_fixture state=ro_state nuid=$SBX_UID
+		args=("$dir/d/f" "$dir/links") margs=(/r/f /tmp) margs_set=1
+		mopts=(--ro-bind "$dir/d" /r) audit=0
+		;;
 	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
 	# What moat names an i386/x32 call in its record is its own business:
 	# any kill record will do.  Without an i386 entry the int $0x80 faults
@@ -248,11 +366,18 @@ one_attempt() {
 	esac
 	[[ -x $bin ]] || { echo "FAIL esc_$name: $bin not built (make probes)"; return; }
 	((margs_set)) || margs=("${args[@]}")
+	if ((UID0)); then
+		own_uid=0
+		for o in "${mopts[@]}"; do [[ $o == --uid || $o == --uid=* ]] && own_uid=1; done
+		((own_uid)) || mopts+=(--uid 0 --gid 0)
+	fi
+	[[ -n $nuid && $nuid != 0 ]] && nwrap=(setpriv --reuid="$nuid" --regid="$nuid" --clear-groups --)
 
 	# 1. natively, from a scratch cwd beside the secret
+	[[ -z $fixture ]] || $fixture || { echo "FAIL esc_$name: fixture ($fixture)"; return; }
 	start_victims "$nvict" "$ngrp"
 	cd "$NCWD" || return
-	$runner "$out" "$err" "$bin" "${args[@]}" "${VICTIMS[@]}"
+	$runner "$out" "$err" "${nwrap[@]}" "$bin" "${args[@]}" "${VICTIMS[@]}"
 	cd "$ROOT" || return
 	native=$(verdict "$out")
 	[[ $VERBOSE == 1 ]] && echo "  esc_$name native (exit $RC): $native"
@@ -281,6 +406,8 @@ one_attempt() {
 
 	# 2. under moat
 	[[ -x $MOAT ]] || { echo "FAIL esc_$name: ./moat is not built"; return; }
+	[[ -z $fixture ]] || $fixture || { echo "FAIL esc_$name: fixture ($fixture)"; return; }
+	[[ -z $state ]] || hostbefore=$($state 2>&1)
 	start_victims "$nvict" "$ngrp"
 	rm -f "$log"
 	((mcwd)) && { cd "$NCWD" || return; }
@@ -298,6 +425,13 @@ one_attempt() {
 		fi
 	done
 	stop_victims
+	if [[ -n $state ]]; then
+		hostafter=$($state 2>&1)
+		if [[ $hostafter != "$hostbefore" ]]; then
+			echo "FAIL esc_$name: under moat the host changed (exit $RC): before: $hostbefore; after: $hostafter"
+			return
+		fi
+	fi
 	if grep -q '^ESCAPED:' "$out"; then
 		echo "FAIL esc_$name: ESCAPED under moat: $(grep -m1 '^ESCAPED:' "$out")"
 		return
@@ -363,21 +497,23 @@ SECRET=$SECDIR/secret
 printf '%s\n' "$TOKEN" >"$SECRET"
 chmod 0755 "$SECDIR" "$WORK" "$NCWD"
 chmod 0644 "$SECRET"
-export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE
+export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE UID0 SBX_UID
 export ESC_TOKEN=$TOKEN
 
-pass=0 fail=0
+((UID0)) && echo "uid-0 pass: every moat run gets --uid 0 --gid 0 (unless its attempt has its own --uid)"
+pass=0 fail=0 skips=()
 for name in "${names[@]}"; do
 	extra=()
 	[[ $name == host_env ]] && extra=(MOAT_HOST_SECRET="$TOKEN")
 	result=$(env "${extra[@]}" unshare -pf --mount-proc --kill-child bash "$SELF" --inner "$name" 2>&1)
 	[[ -n $result ]] || result="FAIL esc_$name: the attempt's namespace died without a word"
 	printf '%s\n' "$result"
-	if [[ $(tail -n 1 <<<"$result") == PASS* ]]; then
-		((pass++))
-	else
-		((fail++))
-	fi
+	case $(tail -n 1 <<<"$result") in
+	PASS*) ((pass++)) ;;
+	SKIP\ esc_*) skips+=("$name") ;;
+	*) ((fail++)) ;;
+	esac
 done
+((${#skips[@]})) && echo "${#skips[@]} skipped: ${skips[*]}"
 echo "$pass passed, $fail failed"
 ((fail == 0))
