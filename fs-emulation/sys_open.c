@@ -122,7 +122,10 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		v = v_error(-fd);
 		goto out;
 	}
-	fs_register(fd, p.vpath);
+	/* A host file's meaning comes back from where the kernel says it is
+	 * (fs_vpath_of_fd); only synthetic directories need the registry. */
+	if (p.kind != VN_HOST)
+		fs_register(fd, p.vpath);
 	v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
 out:
 	vfs_path_release(&p);

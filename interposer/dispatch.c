@@ -50,8 +50,12 @@ int call_read_path(struct call *c, int argi, int slot)
 	/* Read up to each page end, so an unmapped page after the string
 	 * does not fail a read of a valid path. */
 	while (off < PATH_MAX) {
+		/* Small reads first (most paths are short, and "" is common:
+		 * glibc's fstat), never across a page end in one read, so an
+		 * unmapped page after the string cannot fail a valid path. */
 		size_t page_left = 4096 - ((addr + off) & 4095);
-		size_t want = PATH_MAX - off < page_left ? PATH_MAX - off : page_left;
+		size_t chunk = off == 0 ? 256 : PATH_MAX - off;
+		size_t want = chunk < page_left ? chunk : page_left;
 		struct iovec local = { buf + off, want };
 		struct iovec remote = { (void *)(uintptr_t)(addr + off), want };
 		ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
