@@ -8,7 +8,7 @@ CSTD    := -std=c17 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter -Wno-format-truncation -Werror
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 BUILD   ?= build
 MOAT_OUT ?= moat
 

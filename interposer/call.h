@@ -25,6 +25,7 @@ enum verdict_kind {
 	V_FD,        /* install fd (supervisor-owned, closed by dispatcher) */
 	V_CONTINUE,  /* let the kernel run it: register-only decisions */
 	V_KILL,      /* kill the calling process */
+	V_PENDING,   /* answered later, by a job (a call that may block) */
 };
 
 struct verdict {
@@ -78,6 +79,10 @@ static inline struct verdict v_fd(int fd, unsigned fd_flags)
 static inline struct verdict v_continue(void)
 {
 	return (struct verdict){ .kind = V_CONTINUE, .fd = -1 };
+}
+static inline struct verdict v_pending(void)
+{
+	return (struct verdict){ .kind = V_PENDING, .fd = -1 };
 }
 static inline struct verdict v_kill(const char *rule)
 {

@@ -98,6 +98,12 @@ static void reply(struct call *c, int64_t val, int error, uint32_t flags)
 	ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+void dispatch_reply(int notify_fd, uint64_t id, int64_t val, int error)
+{
+	struct seccomp_notif_resp resp = { .id = id, .val = val, .error = error };
+	ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
 static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
 {
 	struct seccomp_notif_addfd addfd = {
@@ -164,6 +170,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	case V_CONTINUE:
 		reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 		break;
+	case V_PENDING:
+		break; /* a job answers it when it finishes (net-stub/async.c) */
 	case V_KILL:
 		if (c.task && c.task->proc)
 			syscall(SYS_pidfd_send_signal, c.task->proc->pidfd, SIGKILL, NULL, 0);

@@ -2,8 +2,12 @@
 #define MOAT_DISPATCH_H
 
 #include <linux/seccomp.h>
+#include <stdint.h>
 
 struct sandbox;
+
+/* Answer notification `id` later (a finished job): value, or error < 0. */
+void dispatch_reply(int notify_fd, uint64_t id, int64_t val, int error);
 
 /* Service one notification: run its handler, reply, audit. */
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n);

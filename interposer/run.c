@@ -31,6 +31,7 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "interposer/trace.h"
+#include "net-stub/async.h"
 #include "syscall-table/filter.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -333,7 +334,13 @@ int sandbox_run(struct sandbox *sb)
 	 * host DAC decides as it would for the sandbox (its own scratch work
 	 * is done before and after). */
 	creds_sandbox(sb);
-	struct pollfd pfd[2] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+	if (net_jobs_init() < 0) {
+		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
+		kill(child, SIGKILL);
+		return 125;
+	}
+	struct pollfd pfd[3] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
+				 { net_jobs_fd(), POLLIN, 0 } };
 	bool killed = false;
 	int forwarded = 0;
 	while (task_count() > 0) {
@@ -343,7 +350,7 @@ int sandbox_run(struct sandbox *sb)
 			task_kill_unlinked();
 			killed = true;
 		}
-		int n = poll(pfd, sb->init_done ? 1 + 1 : 2, -1);
+		int n = poll(pfd, 3, -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -365,6 +372,8 @@ int sandbox_run(struct sandbox *sb)
 			}
 			reap(sb);
 		}
+		if (pfd[2].revents & POLLIN)
+			net_jobs_complete();
 		if (pfd[0].revents & POLLIN) {
 			struct seccomp_notif notif;
 			memset(&notif, 0, sizeof notif);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
+#include "net-stub/async.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "syscall-table/decode.h"
@@ -166,6 +167,30 @@ static int read_target(struct call *c, uint64_t addr, socklen_t len, bool create
 	return unix_target(c, (struct sockaddr_un *)&ss, len, create, out, v);
 }
 
+static bool blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && !(fl & O_NONBLOCK);
+}
+
+static struct net_job *new_job(struct call *c, enum net_op op, int sock)
+{
+	struct net_job *j = calloc(1, sizeof *j);
+	if (!j)
+		return NULL;
+	j->id = c->id;
+	j->notify_fd = c->notify_fd;
+	j->tgid = c->task->proc->tgid;
+	j->tid = c->tid;
+	j->op = op;
+	j->sock = sock;
+	j->hold = -1;
+	j->uid = c->sb->uid;
+	j->gid = c->sb->gid;
+	j->drop = c->sb->as_root;
+	return j;
+}
+
 struct verdict sys_connect(struct call *c)
 {
 	struct unix_target t;
@@ -173,6 +198,18 @@ struct verdict sys_connect(struct call *c)
 	if (read_target(c, c->arg[1], (socklen_t)c->arg[2], false, &t, &v) < 0)
 		return v;
 	int s = call_getfd(c, (int)c->arg[0]);
+	struct net_job *j = s >= 0 && blocking(s) ? new_job(c, NJ_CONNECT, s) : NULL;
+	if (j) {
+		/* A blocking connect can wait for ever (a full backlog): a job
+		 * does it, so the loop serves everyone else meanwhile. */
+		j->hold = t.hold;
+		j->addr = t.sun;
+		j->addrlen = t.len;
+		if (net_job_start(j) == 0)
+			return v_pending();
+		j->sock = j->hold = -1; /* no thread: do it here after all */
+		net_job_free(j);
+	}
 	if (s < 0)
 		v = v_error(EBADF);
 	else {
@@ -215,17 +252,50 @@ struct verdict sys_bind(struct call *c)
 #define SEND_MAX (256 * 1024)
 
 /* Send on the sandbox's socket with copied data and a decided address. */
-static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, int flags)
+/* Send on the sandbox's socket with copied data (one iovec) and a decided
+ * address.  `rights`/`*nrights`: the supervisor fds the control data names;
+ * a job that takes the send over takes them too (*nrights becomes 0). */
+static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, int flags,
+				int *rights, int *nrights)
 {
 	int s = call_getfd(c, sockfd);
 	if (s < 0)
 		return v_error(EBADF);
 	/* SCM_CREDENTIALS (explicit, or implicit for SO_PASSCRED receivers)
-	 * carry the sender's ids: the sandbox's, not the supervisor's. */
+	 * carry the sender's ids: the sandbox's, not the supervisor's.  Tried
+	 * without waiting first: a full buffer must not stop the loop. */
 	creds_identity_begin(c->sb);
-	ssize_t r = sendmsg(s, m, flags | MSG_NOSIGNAL);
+	ssize_t r = sendmsg(s, m, flags | MSG_NOSIGNAL | MSG_DONTWAIT);
 	int e = errno;
 	creds_identity_end(c->sb);
+	if (r < 0 && (e == EAGAIN || e == EWOULDBLOCK) && !(flags & MSG_DONTWAIT) && blocking(s) &&
+	    m->msg_controllen <= sizeof(((struct net_job *)0)->ctl)) {
+		struct net_job *j = new_job(c, NJ_SEND, s);
+		size_t len = m->msg_iovlen ? m->msg_iov[0].iov_len : 0;
+		if (j && (j->data = malloc(len ? len : 1))) {
+			memcpy(j->data, m->msg_iovlen ? m->msg_iov[0].iov_base : "", len);
+			j->len = len;
+			if (m->msg_name) {
+				memcpy(&j->addr, m->msg_name, m->msg_namelen);
+				j->addrlen = m->msg_namelen;
+			}
+			memcpy(j->ctl, m->msg_control, m->msg_controllen);
+			j->ctllen = m->msg_controllen;
+			j->flags = flags;
+			for (int i = 0; nrights && i < *nrights; i++)
+				j->rights[j->nrights++] = rights[i];
+			if (net_job_start(j) == 0) {
+				if (nrights)
+					*nrights = 0;
+				return v_pending();
+			}
+			j->nrights = 0;
+		}
+		if (j) {
+			j->sock = -1;
+			net_job_free(j);
+		}
+	}
 	close(s);
 	if (r < 0 && e == EPIPE && !(flags & MSG_NOSIGNAL))
 		syscall(SYS_tgkill, c->task->proc->tgid, c->tid, SIGPIPE);
@@ -249,7 +319,7 @@ struct verdict sys_sendto(struct call *c)
 	else {
 		struct iovec iov = { buf, len };
 		struct msghdr m = { .msg_name = &t.sun, .msg_namelen = t.len, .msg_iov = &iov, .msg_iovlen = 1 };
-		v = send_copy(c, (int)c->arg[0], &m, (int)c->arg[3]);
+		v = send_copy(c, (int)c->arg[0], &m, (int)c->arg[3], NULL, NULL);
 	}
 	free(buf);
 	if (t.hold >= 0)
@@ -258,7 +328,7 @@ struct verdict sys_sendto(struct call *c)
 }
 
 /* One msghdr from the sandbox: name decided, data and rights copied. */
-static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int flags)
+static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int flags, bool may_pend)
 {
 	struct msghdr m;
 	struct verdict v = v_error(EINVAL);
@@ -358,7 +428,9 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 		m.msg_control = NULL;
 		m.msg_controllen = 0;
 	}
-	v = send_copy(c, sockfd, &m, flags);
+	/* sendmmsg cannot hand one message to a job (its result is a
+	 * message count): it sends what fits now. */
+	v = send_copy(c, sockfd, &m, may_pend ? flags : flags | MSG_DONTWAIT, fds, &nfds);
 out_d:
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -371,7 +443,7 @@ out_t:
 
 struct verdict sys_sendmsg(struct call *c)
 {
-	return send_one(c, (int)c->arg[0], c->arg[1], (int)c->arg[2]);
+	return send_one(c, (int)c->arg[0], c->arg[1], (int)c->arg[2], true);
 }
 
 struct verdict sys_sendmmsg(struct call *c)
@@ -383,7 +455,7 @@ struct verdict sys_sendmmsg(struct call *c)
 	struct verdict v = v_value(0);
 	for (; sent < vlen; sent++) {
 		uint64_t mp = c->arg[1] + sent * sizeof(struct mmsghdr);
-		v = send_one(c, (int)c->arg[0], mp, (int)c->arg[3]);
+		v = send_one(c, (int)c->arg[0], mp, (int)c->arg[3], false);
 		if (v.kind != V_VALUE)
 			break;
 		unsigned len = (unsigned)v.value;

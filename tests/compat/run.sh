@@ -254,6 +254,12 @@ kill -TERM $p; wait $p; echo "wait: $?"
 ( trap "echo child got TERM; exit 7" TERM; sleep 3 & wait ) & c=$!
 sleep 0.3; kill -TERM $c; wait $c; echo "child exit: $?"'
 
+# --- blocking socket calls do not stop the sandbox ---------------------------
+MOAT_ARGS=(--ro-bind "$ROOT/tests/compat" /c)
+case_ sock-block 'p=/c/sock_block.py; [ -e $p ] || p='"$ROOT"'/tests/compat/sock_block.py
+exec python3 "$p" "$1"'
+MOAT_ARGS=()
+
 # --- bad input: one line, exit 125, nothing left behind ----------------------
 if want bad-input; then
     msg=""

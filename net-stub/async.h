@@ -1,0 +1,54 @@
+/* Socket calls that may block, done off the event loop.
+ *
+ * A blocking connect (a listener's backlog full) or send (a receiver's
+ * buffer full) performed by the supervisor itself would stop every other
+ * sandbox process with it, and moat too.  Such a call becomes a job: a
+ * short-lived thread with the sandbox's own ids performs it, and the loop
+ * answers the notification when the job reports back. */
+#ifndef MOAT_NET_ASYNC_H
+#define MOAT_NET_ASYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+enum net_op { NJ_CONNECT, NJ_SEND };
+
+struct net_job {
+	uint64_t id;            /* the notification to answer */
+	int notify_fd;
+	pid_t tgid, tid;        /* for SIGPIPE */
+	enum net_op op;
+	int sock;               /* supervisor's copy of the sandbox's socket (owned) */
+	int hold;               /* keeps the decided target alive (owned), or -1 */
+	struct sockaddr_un addr;
+	socklen_t addrlen;      /* 0: no address */
+	int flags;              /* send flags */
+	char *data;             /* send: owned copy of the data */
+	size_t len;
+	char ctl[4096];         /* send: control data, fds already translated */
+	size_t ctllen;
+	int rights[253];        /* send: fds the control data names (owned) */
+	int nrights;
+	uid_t uid;              /* ids the thread takes (when moat is root) */
+	gid_t gid;
+	bool drop;
+	ssize_t result;         /* filled by the thread */
+	int err;
+};
+
+/* Create the completion pipe.  0 or -errno. */
+int net_jobs_init(void);
+/* The fd to poll for finished jobs. */
+int net_jobs_fd(void);
+/* Start `j` (owned by the job system from now on).  0, or -errno when no
+ * thread could be made (the caller then still owns `j`). */
+int net_job_start(struct net_job *j);
+/* Answer every finished job's notification and free it. */
+void net_jobs_complete(void);
+/* Release what a job holds (for a job that was never started). */
+void net_job_free(struct net_job *j);
+
+#endif
