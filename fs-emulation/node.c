@@ -1,6 +1,7 @@
 /* Opening a walked node, whatever backend holds it. */
 #include "fs-emulation/vfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,4 +57,63 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	/* O_NOFOLLOW on a symlink the program itself asked to follow cannot
 	 * happen: the walk resolved it.  ELOOP here is a racing swap. */
 	return fd < 0 ? -errno : fd;
+}
+
+/* Listings run in the kernel (getdents64 on the granted fd), so a directory
+ * that holds hidden names is granted as a copy of its entries without them:
+ * placeholders of the same type, in the skeleton.  Lookups through the fd
+ * still go by the virtual path (the registry), never by the copy. */
+int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
+{
+	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/security",
+					       NULL };
+	bool holds = false;
+	for (const char *const *h = holders; *h; h++)
+		holds |= strcmp(vpath, *h) == 0;
+	if (!holds)
+		return dirfd;
+	static unsigned n;
+	char copy[PATH_MAX];
+	snprintf(copy, sizeof copy, "%s/pv/listing-%u", v->skel, n++);
+	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d || mkdir(copy, 0755) < 0) {
+		if (d)
+			closedir(d);
+		else if (dup >= 0)
+			close(dup);
+		close(dirfd);
+		return -EIO; /* fail closed: never the unfiltered listing */
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char vp[PATH_MAX], at[PATH_MAX * 2];
+		snprintf(vp, sizeof vp, "%s/%s", vpath, de->d_name);
+		if (vfs_is_hidden(vp))
+			continue;
+		snprintf(at, sizeof at, "%s/%s", copy, de->d_name);
+		if (de->d_type == DT_DIR) {
+			mkdir(at, 0755);
+		} else if (de->d_type == DT_LNK) {
+			char target[PATH_MAX];
+			ssize_t l = readlinkat(dirfd, de->d_name, target, sizeof target - 1);
+			target[l > 0 ? l : 0] = '\0';
+			symlink(l > 0 ? target : "/", at);
+		} else {
+			int f = open(at, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (f >= 0)
+				close(f);
+		}
+	}
+	closedir(d);
+	close(dirfd);
+	int fd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		reg_put(st.st_dev, st.st_ino, vpath);
+	return fd;
 }

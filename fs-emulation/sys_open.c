@@ -122,6 +122,13 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		v = v_error(-fd);
 		goto out;
 	}
+	if (p.kind == VN_HOST && p.exists && S_ISDIR(p.st.st_mode) && !(flags & O_PATH)) {
+		fd = vfs_filter_listing(c->sb->vfs, fd, p.vpath);
+		if (fd < 0) {
+			v = v_error(-fd);
+			goto out;
+		}
+	}
 	/* A host file's meaning comes back from where the kernel says it is
 	 * (fs_vpath_of_fd); only synthetic directories need the registry. */
 	if (p.kind != VN_HOST)

@@ -105,6 +105,14 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m);
 /* Forget the whole cache (vfs_teardown does). */
 void vfs_dcache_clear(void);
 
+/* Is `vpath` one of the host secrets the view hides (/etc/shadow...)? */
+bool vfs_is_hidden(const char *vpath);
+/* A directory holding hidden names (/etc, /etc/ssh...) is listed from a
+ * copy without them: an fd of that copy for open fd `dirfd` of virtual
+ * directory `vpath`, or `dirfd` itself when nothing in it is hidden.
+ * Takes ownership of dirfd. */
+int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath);
+
 /* The mount holding virtual path `vpath` (longest prefix). */
 struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);
 /* The mount whose host directory holds host path `host` (longest; *len

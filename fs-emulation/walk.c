@@ -51,7 +51,7 @@ static const char *rel_of(const struct vfs_mount *m, const char *vpath)
 }
 
 /* Secrets of the host's /etc that the default view never shows. */
-static bool is_hidden(const char *vpath)
+bool vfs_is_hidden(const char *vpath)
 {
 	static const char *const hidden[] = {
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
@@ -221,7 +221,7 @@ static const char *split_rel(const char *rel, char *dir, size_t dirlen)
 static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path *out)
 {
 	struct vfs_mount *m = vfs_mount_of(v, full);
-	if (m->kind == MNT_PROC || is_hidden(full))
+	if (m->kind == MNT_PROC || vfs_is_hidden(full))
 		return 1;
 	snprintf(out->vpath, sizeof out->vpath, "%s", full);
 	const char *rel = rel_of(m, full);
@@ -375,7 +375,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		if ((size_t)snprintf(next, sizeof next, "%s/%s", cur, comp) >= sizeof next)
 			return -ENAMETOOLONG;
 		vfs_path_release(out);
-		if (is_hidden(next)) {
+		if (vfs_is_hidden(next)) {
 			out->outside = true;
 			snprintf(out->vpath, sizeof out->vpath, "%s", next);
 			return -ENOENT;

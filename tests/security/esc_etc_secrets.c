@@ -20,8 +20,8 @@
  *
  * With --listings, the listings of /etc, /etc/ssh, /etc/ssl and
  * /etc/security must not name a hidden entry either (a name listed tells
- * that the host has that secret).  The runner passes it only when
- * ESC_ETC_LISTINGS=1: moat does not filter those listings yet.
+ * that the host has that secret).  The runner passes it unless
+ * ESC_ETC_LISTINGS=0.
  *
  * Natively we are root and read them all.  The runner stages what this host
  * may lack (sudoers, sudoers.d/, ssh host keys, a key in ssl/private, each
