@@ -279,7 +279,8 @@ static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, in
 				memcpy(&j->addr, m->msg_name, m->msg_namelen);
 				j->addrlen = m->msg_namelen;
 			}
-			memcpy(j->ctl, m->msg_control, m->msg_controllen);
+			if (m->msg_controllen)
+				memcpy(j->ctl, m->msg_control, m->msg_controllen);
 			j->ctllen = m->msg_controllen;
 			j->flags = flags;
 			for (int i = 0; nrights && i < *nrights; i++)
