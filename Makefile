@@ -102,7 +102,7 @@ ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 asan:
 	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" LDFLAGS="-fsanitize=address,undefined" \
 		MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat build-asan/moat probes
-	ASAN_OPTIONS=detect_leaks=0 $(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" \
+	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" \
 		LDFLAGS="-fsanitize=address,undefined" MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat test
 
 bench: $(MOAT_OUT) probes
