@@ -74,12 +74,10 @@ static int resolve_file(struct vfs *v, struct task *t, const char *base, const c
 	}
 	*fd = vfs_open(v, t, node, O_RDONLY, 0);
 	if (*fd < 0) {
-		/* Execute-only files: the kernel may still run them; we
-		 * cannot look inside, so it must be a plain binary for us. */
-		if (*fd != -EACCES) {
-			vfs_path_release(node);
-			return *fd;
-		}
+		/* An execute-only file: moat cannot see its interpreter, so it
+		 * cannot decide what the kernel would load with it.  Refused. */
+		vfs_path_release(node);
+		return *fd;
 	}
 	return 0;
 }

@@ -9,6 +9,20 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 
+int fs_fd_changeable(struct vfs *v, int fd)
+{
+	char self[64], host[PATH_MAX];
+	fs_fdpath(fd, self, sizeof self);
+	ssize_t n = readlink(self, host, sizeof host - 1);
+	if (n <= 0)
+		return -EROFS;
+	host[n] = '\0';
+	if (host[0] != '/' || strncmp(host, "/memfd:", 7) == 0)
+		return 0; /* pipe:[..], socket:[..], anon_inode:..., a memfd */
+	struct vfs_mount *m = fs_mount_of_fd(v, fd);
+	return m && !m->ro && m->kind != MNT_DEV ? 0 : -EROFS;
+}
+
 struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 {
 	char self[64], host[PATH_MAX];
@@ -63,6 +77,17 @@ int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 	/* One lookup through the kernel's magic link instead of pidfd_getfd,
 	 * fstat and close: the same file the caller's fd names now. */
 	return stat(link, st) < 0 ? (errno == ENOENT ? -EBADF : -errno) : 0;
+}
+
+int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, struct stat *st)
+{
+	if (fd < 0)
+		return -EBADF;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, fd);
+	if (stat(link, st) < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	return vpath_of_link(v, link, st, out, len);
 }
 
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)

@@ -32,8 +32,18 @@ int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
  * the directory it was in), or NULL for a pipe, socket or anything moat
  * did not place. */
 struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd);
+/* The virtual path of fd `fd` of thread `tid` (from where the kernel says
+ * its file is, else the registry).  *st gets its stat.  0, -EBADF,
+ * -ENOENT (removed), -EACCES (means nothing). */
+int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, struct stat *st);
 /* stat of the file the caller's fd `fd` names (-EBADF when none). */
 int fs_task_fd_stat(struct call *c, int fd, struct stat *st);
+/* May the file behind supervisor fd `fd` have its contents or metadata
+ * changed by the sandbox?  Yes for pipes, sockets, anonymous files and
+ * memfds, and for files of a writable mount; no for files of a read-only
+ * mount, the host devices, and any host file outside every mount (an
+ * inherited stdin, say).  0 or -EROFS. */
+int fs_fd_changeable(struct vfs *v, int fd);
 /* The caller's cwd, refreshed; -ENOENT when the directory is gone. */
 int fs_cwd(struct call *c, const char **cwd);
 /* Make `p` the cwd of the caller's fs context. */

@@ -192,7 +192,9 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 	TRY(make_dir(skel, "dev", 0755, dir, sizeof dir));
 	TRY(dev_skeleton(v, dir));
 	TRY(skeleton_mkdirs(v, "/dev"));
-	TRY(add_mount(v, "/dev", MNT_DEV, false, dir, err, errlen));
+	/* Read-only: nothing is created there, and the device placeholders
+	 * stand for the host's devices, whose modes must not be changed. */
+	TRY(add_mount(v, "/dev", MNT_DEV, true, dir, err, errlen));
 	TRY(make_dir(scratch, "shm", 01777, dir, sizeof dir));
 	TRY(add_mount(v, "/dev/shm", MNT_TMPFS, false, dir, err, errlen));
 	/* The host's system directories do not change under a running
@@ -303,4 +305,16 @@ int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len)
 	else
 		snprintf(out, len, "%s%s", m->vpath, rest);
 	return 0;
+}
+
+bool vfs_holds_mount(struct vfs *v, const char *vpath)
+{
+	size_t n = strlen(vpath);
+	for (int i = 1; i < v->nmnt; i++) {
+		const struct vfs_mount *m = &v->mnt[i];
+		if (m->vlen > n && strncmp(m->vpath, vpath, n) == 0 &&
+		    (m->vpath[n] == '/' || n == 1))
+			return true;
+	}
+	return false;
 }

@@ -67,14 +67,21 @@ int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
 {
 	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/security",
 					       NULL };
-	bool holds = false;
-	for (const char *const *h = holders; *h; h++)
-		holds |= strcmp(vpath, *h) == 0;
-	if (!holds)
+	int which = -1;
+	for (int i = 0; holders[i]; i++)
+		if (strcmp(vpath, holders[i]) == 0)
+			which = i;
+	if (which < 0)
 		return dirfd;
-	static unsigned n;
+	/* One copy per directory for the run (these directories do not change
+	 * under a program): opening /etc in a loop must not fill /dev/shm. */
 	char copy[PATH_MAX];
-	snprintf(copy, sizeof copy, "%s/pv/listing-%u", v->skel, n++);
+	snprintf(copy, sizeof copy, "%s/pv/listing-%d", v->skel, which);
+	int made = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (made >= 0) {
+		close(dirfd);
+		return made;
+	}
 	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
 	if (!d || mkdir(copy, 0755) < 0) {

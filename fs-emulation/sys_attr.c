@@ -282,10 +282,10 @@ static int meta_fd(struct call *c, int fd)
 	int copy = call_getfd(c, fd);
 	if (copy < 0)
 		return -EBADF;
-	struct vfs_mount *m = fs_mount_of_fd(c->sb->vfs, copy);
-	if (m && m->ro) {
+	int r = fs_fd_changeable(c->sb->vfs, copy);
+	if (r < 0) {
 		close(copy);
-		return -EROFS;
+		return r;
 	}
 	return copy;
 }
@@ -324,6 +324,10 @@ static int read_xattr_name(struct call *c, char *name)
 	size_t n = strlen(c->path[0]);
 	if (n == 0 || n > XATTR_NAME_MAX_)
 		return -ERANGE;
+	/* Only the user namespace: security.capability would hand out file
+	 * capabilities, trusted.* and security.* are the host's business. */
+	if (strncmp(c->path[0], "user.", 5) != 0)
+		return -EPERM;
 	memcpy(name, c->path[0], n + 1);
 	return 0;
 }

@@ -154,8 +154,8 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(ENOTDIR);
 	else if (!dir && S_ISDIR(p.st.st_mode))
 		v = v_error(EISDIR);
-	else if (p.parent < 0)
-		v = v_error(EBUSY); /* a mount point */
+	else if (p.parent < 0 || vfs_holds_mount(c->sb->vfs, p.vpath))
+		v = v_error(EBUSY); /* a mount point, or above one */
 	else if (p.mnt->ro)
 		v = v_error(EROFS);
 	else if (p.kind != VN_HOST)

@@ -50,8 +50,9 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_error(ENOTDIR);
 	else if (a.mnt != b.mnt)
 		v = v_error(EXDEV);
-	else if (a.parent < 0 || (b.exists && b.parent < 0))
-		v = v_error(EBUSY);
+	else if (a.parent < 0 || (b.exists && b.parent < 0) ||
+		 vfs_holds_mount(c->sb->vfs, a.vpath) || vfs_holds_mount(c->sb->vfs, b.vpath))
+		v = v_error(EBUSY); /* mounts are placed by path: their parents stay */
 	else if (a.mnt->ro)
 		v = v_error(EROFS);
 	else if (a.kind != VN_HOST || b.kind != VN_HOST)

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
+#include "net-stub/async.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "syscall-table/handlers.h"
@@ -94,15 +96,19 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		 * a read-only mount, or a read-only fd would turn writable. */
 		struct proc *owner = proc_find(p.magic_pid);
 		int copy = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p.magic_fd, 0) : -1;
-		struct vfs_mount *m = copy >= 0 ? fs_mount_of_fd(c->sb->vfs, copy) : NULL;
-		if (copy >= 0)
-			close(copy);
 		if (copy < 0) {
 			v = v_error(ENOENT);
 			goto out;
 		}
-		if (m && m->ro) {
-			v = v_error(EROFS);
+		/* Already open for writing (a terminal, /dev/null, a pipe): a
+		 * second write open adds nothing.  Otherwise the file must be
+		 * one the sandbox may change. */
+		int fl = fcntl(copy, F_GETFL);
+		bool had_write = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH);
+		int r2 = had_write ? 0 : fs_fd_changeable(c->sb->vfs, copy);
+		close(copy);
+		if (r2 < 0) {
+			v = v_error(-r2);
 			goto out;
 		}
 	}
@@ -115,6 +121,34 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			goto out;
 		}
 		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
+	}
+	if (p.kind == VN_HOST && p.exists && S_ISFIFO(p.st.st_mode) && !(flags & O_NONBLOCK) &&
+	    p.parent >= 0) {
+		/* Opening a FIFO waits for the other end, which may be another
+		 * sandbox process this loop must keep serving: a job opens it. */
+		struct net_job *j = calloc(1, sizeof *j);
+		if (j && strlen(p.name) < sizeof j->name) {
+			j->id = c->id;
+			j->notify_fd = c->notify_fd;
+			j->op = NJ_OPEN;
+			j->sock = p.parent;
+			p.parent = -1;
+			j->hold = -1;
+			snprintf(j->name, sizeof j->name, "%s", p.name);
+			j->open_flags = flags & ~O_CLOEXEC;
+			j->fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+			j->uid = c->sb->uid;
+			j->gid = c->sb->gid;
+			j->drop = c->sb->as_root;
+			if (net_job_start(j) == 0) {
+				v = v_pending();
+				goto out;
+			}
+			p.parent = j->sock;
+			j->sock = -1;
+		}
+		if (j)
+			net_job_free(j);
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? mode & ~c->task->proc->umask & 07777 : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);

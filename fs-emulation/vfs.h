@@ -113,6 +113,10 @@ bool vfs_is_hidden(const char *vpath);
  * Takes ownership of dirfd. */
 int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath);
 
+/* Does a mount sit below `vpath`?  Such a directory cannot be renamed or
+ * removed: mounts are placed by virtual path. */
+bool vfs_holds_mount(struct vfs *v, const char *vpath);
+
 /* The mount holding virtual path `vpath` (longest prefix). */
 struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);
 /* The mount whose host directory holds host path `host` (longest; *len

@@ -104,6 +104,16 @@ void dispatch_reply(int notify_fd, uint64_t id, int64_t val, int error)
 	ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
+void dispatch_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags)
+{
+	struct seccomp_notif_addfd addfd = {
+		.id = id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+		.newfd_flags = fd_flags,
+	};
+	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno != ENOENT)
+		dispatch_reply(notify_fd, id, 0, -errno);
+}
+
 static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
 {
 	struct seccomp_notif_addfd addfd = {

@@ -18,6 +18,7 @@
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -41,21 +42,21 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
-/* The capabilities that bypass file permissions.  The kernel clears them
- * from the effective set when fsuid leaves 0; a sandbox running as uid 0
- * keeps fsuid 0, so they are cleared by hand: the sandbox has no
- * capabilities, and nothing done on its behalf may use ours. */
-#define FS_CAPS                                                                                    \
-	((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) |             \
-	 (1u << CAP_FOWNER) | (1u << CAP_FSETID) | (1u << CAP_LINUX_IMMUTABLE) | (1u << CAP_MKNOD))
+/* While it serves the sandbox the supervisor keeps only the capabilities
+ * its own mechanics need — ptrace and pidfd_getfd of tasks of another uid
+ * (SYS_PTRACE), signals to them (KILL), switching its fs and thread ids
+ * (SETUID, SETGID) — so nothing it does for the sandbox can use the rest
+ * (SETFCAP for security.capability, SYS_ADMIN for trusted.* xattrs...). */
+#define LOOP_CAPS ((1u << CAP_SYS_PTRACE) | (1u << CAP_KILL) | (1u << CAP_SETUID) | (1u << CAP_SETGID))
 
-static void set_fs_caps(bool on)
+static void set_caps(bool all)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) < 0)
 		return;
-	d[0].effective = on ? d[0].effective | (d[0].permitted & FS_CAPS) : d[0].effective & ~FS_CAPS;
+	d[0].effective = all ? d[0].permitted : d[0].permitted & LOOP_CAPS;
+	d[1].effective = all ? d[1].permitted : 0;
 	syscall(SYS_capset, &h, d);
 }
 
@@ -64,16 +65,14 @@ void creds_sandbox(struct sandbox *sb)
 	if (sb->as_root) {
 		setfsgid(sb->gid);
 		setfsuid(sb->uid);
-		if (sb->uid == 0)
-			set_fs_caps(false);
+		set_caps(false);
 	}
 }
 
 void creds_self(struct sandbox *sb)
 {
 	if (sb->as_root) {
-		if (sb->uid == 0)
-			set_fs_caps(true);
+		set_caps(true);
 		setfsuid(0);
 		setfsgid(0);
 	}
@@ -157,6 +156,10 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 			child_fail(fd_wr, "setuid");
 	}
 	drop_caps();
+	/* The kernel writes a core by core_pattern, which may be a host path
+	 * outside the view: no cores from the sandbox. */
+	struct rlimit nocore = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &nocore);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(fd_wr, "no_new_privs");
 	umask(022);
@@ -341,14 +344,13 @@ int sandbox_run(struct sandbox *sb)
 	}
 	struct pollfd pfd[3] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
 				 { net_jobs_fd(), POLLIN, 0 } };
-	bool killed = false;
 	int forwarded = 0;
 	while (task_count() > 0) {
-		if (sb->init_done && !killed) {
-			/* The first process is gone: nothing it started outlives it. */
+		if (sb->init_done) {
+			/* The first process is gone: nothing it started outlives it,
+			 * including children born while the others were dying. */
 			proc_foreach(kill_one, NULL);
 			task_kill_unlinked();
-			killed = true;
 		}
 		int n = poll(pfd, 3, -1);
 		if (n < 0) {

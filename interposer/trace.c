@@ -19,6 +19,7 @@
 
 #include "audit/audit.h"
 #include "fs-emulation/exec.h"
+#include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
@@ -120,26 +121,20 @@ static void fail_exec(pid_t pid, struct user_regs_struct *regs, int err)
 	ptrace(PTRACE_SETREGS, pid, 0, regs);
 }
 
-/* Base directory for a relative exec path (AT_FDCWD or a dirfd). */
-static int exec_base(struct task *t, int dirfd, char *base, size_t len)
+/* Base directory for a relative exec path (AT_FDCWD or a dirfd), or with
+ * `self` the file the fd itself names (fexecve). */
+static int exec_base(struct sandbox *sb, struct task *t, int dirfd, bool self, char *base,
+		     size_t len)
 {
 	if (dirfd == AT_FDCWD) {
 		snprintf(base, len, "%s", t->proc->fs->cwd);
 		return 0;
 	}
-	int copy = (int)syscall(SYS_pidfd_getfd, t->proc->pidfd, dirfd, 0);
-	if (copy < 0)
-		return -EBADF;
 	struct stat st;
-	int r = fstat(copy, &st);
-	close(copy);
-	if (r < 0)
-		return -EBADF;
-	const char *vp = reg_get(st.st_dev, st.st_ino);
-	if (!vp)
-		return -EACCES;
-	snprintf(base, len, "%s", vp);
-	return 0;
+	int r = fs_task_fd_vpath(sb->vfs, t->tid, dirfd, base, len, &st);
+	if (r == 0 && !self && !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return r;
 }
 
 /* The seccomp-trace stop of execve/execveat: decide in the virtual
@@ -174,7 +169,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		if (!(flags & AT_EMPTY_PATH))
 			return fail_exec(pid, &regs, ENOENT);
 		/* fexecve: the fd must be one the registry knows. */
-		r = exec_base(t, dirfd, base, sizeof base);
+		r = exec_base(sb, t, dirfd, true, base, sizeof base);
 		if (r < 0) {
 			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, "", "", -r,
 				   "deny", "exec.unknown-fd");
@@ -182,7 +177,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		}
 		snprintf(path, sizeof path, "%s", base);
 	} else if (path[0] != '/') {
-		r = exec_base(t, dirfd, base, sizeof base);
+		r = exec_base(sb, t, dirfd, false, base, sizeof base);
 		if (r < 0)
 			return fail_exec(pid, &regs, -r);
 	}
@@ -260,7 +255,29 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	snprintf(t->exec.vpath, sizeof t->exec.vpath, "%s", plan.vpath);
 }
 
-static bool maps_has(pid_t pid, dev_t dev, ino_t ino)
+/* AT_BASE of the new image: where the kernel mapped an ELF interpreter
+ * (0: none).  -1 when it cannot be read. */
+static long long at_base(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/auxv", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	unsigned long av[2 * 64];
+	ssize_t n = read(fd, av, sizeof av);
+	close(fd);
+	for (ssize_t i = 0; i + 1 < n / (ssize_t)sizeof av[0]; i += 2) {
+		if (av[i] == 7 /* AT_BASE */)
+			return (long long)av[i + 1];
+		if (av[i] == 0)
+			break;
+	}
+	return n > 0 ? 0 : -1;
+}
+
+/* The file mapped at `addr`: its device and inode.  false when none. */
+static bool mapping_at(pid_t pid, unsigned long addr, dev_t *dev, ino_t *ino)
 {
 	char path[64], line[1024];
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
@@ -269,10 +286,15 @@ static bool maps_has(pid_t pid, dev_t dev, ino_t ino)
 		return false;
 	bool found = false;
 	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
 		unsigned maj, min;
 		unsigned long long inode;
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &inode) == 3)
-			found = inode == ino && maj == major(dev) && min == minor(dev);
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %llu", &lo, &hi, &maj, &min, &inode) == 5 &&
+		    addr >= lo && addr < hi) {
+			*dev = makedev(maj, min);
+			*ino = (ino_t)inode;
+			found = inode != 0;
+		}
 	}
 	fclose(f);
 	return found;
@@ -299,9 +321,21 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 		snprintf(exe, sizeof exe, "/proc/%d/exe", pid);
 		ok = stat(exe, &st) == 0 && st.st_dev == t->exec.dev && st.st_ino == t->exec.ino;
 		rule = "exec.binary-mismatch";
-		if (ok && t->exec.has_interp) {
-			ok = maps_has(pid, t->exec.interp_dev, t->exec.interp_ino);
+		if (ok) {
+			/* What the kernel mapped as the interpreter (AT_BASE), not
+			 * what the ELF header seemed to say: a header libelf reads
+			 * differently from the kernel must not smuggle one in. */
+			long long base = at_base(pid);
+			dev_t idev;
+			ino_t iino;
 			rule = "exec.interpreter-mismatch";
+			if (base < 0)
+				ok = false;
+			else if (base == 0)
+				ok = !t->exec.has_interp;
+			else
+				ok = t->exec.has_interp && mapping_at(pid, (unsigned long)base, &idev, &iino) &&
+				     idev == t->exec.interp_dev && iino == t->exec.interp_ino;
 		}
 	}
 	if (!ok) {

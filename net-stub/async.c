@@ -47,7 +47,9 @@ static void *run_job(void *arg)
 		syscall(SYS_setresuid, j->uid, j->uid, j->uid);
 	}
 	ssize_t r;
-	if (j->op == NJ_CONNECT) {
+	if (j->op == NJ_OPEN) {
+		r = openat(j->sock, j->name, j->open_flags | O_NOFOLLOW | O_CLOEXEC);
+	} else if (j->op == NJ_CONNECT) {
 		r = connect(j->sock, (struct sockaddr *)&j->addr, j->addrlen);
 	} else {
 		struct iovec iov = { j->data, j->len };
@@ -89,8 +91,13 @@ void net_jobs_complete(void)
 	while (read(done_pipe[0], &j, sizeof j) == sizeof j) {
 		if (j->result < 0 && j->err == EPIPE && !(j->flags & MSG_NOSIGNAL))
 			syscall(SYS_tgkill, j->tgid, j->tid, SIGPIPE);
-		dispatch_reply(j->notify_fd, j->id, j->result < 0 ? 0 : j->result,
-			       j->result < 0 ? -j->err : 0);
+		if (j->op == NJ_OPEN && j->result >= 0) {
+			dispatch_grant(j->notify_fd, j->id, (int)j->result, j->fd_flags);
+			close((int)j->result);
+		} else {
+			dispatch_reply(j->notify_fd, j->id, j->result < 0 ? 0 : j->result,
+				       j->result < 0 ? -j->err : 0);
+		}
 		net_job_free(j);
 	}
 }

@@ -1,4 +1,5 @@
-/* Socket calls that may block, done off the event loop.
+/* Calls that may block, done off the event loop: connect, sends into a
+ * full buffer, and opening a FIFO (which waits for the other end).
  *
  * A blocking connect (a listener's backlog full) or send (a receiver's
  * buffer full) performed by the supervisor itself would stop every other
@@ -14,7 +15,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
-enum net_op { NJ_CONNECT, NJ_SEND };
+enum net_op { NJ_CONNECT, NJ_SEND, NJ_OPEN };
 
 struct net_job {
 	uint64_t id;            /* the notification to answer */
@@ -32,6 +33,9 @@ struct net_job {
 	size_t ctllen;
 	int rights[253];        /* send: fds the control data names (owned) */
 	int nrights;
+	char name[256];         /* open: the name below the directory fd in `sock` */
+	int open_flags;         /* open: flags (without O_CLOEXEC) and whether */
+	unsigned fd_flags;      /* the granted fd gets O_CLOEXEC */
 	uid_t uid;              /* ids the thread takes (when moat is root) */
 	gid_t gid;
 	bool drop;

@@ -198,10 +198,11 @@ struct verdict sys_connect(struct call *c)
 	if (read_target(c, c->arg[1], (socklen_t)c->arg[2], false, &t, &v) < 0)
 		return v;
 	int s = call_getfd(c, (int)c->arg[0]);
-	struct net_job *j = s >= 0 && blocking(s) ? new_job(c, NJ_CONNECT, s) : NULL;
+	struct net_job *j = s >= 0 ? new_job(c, NJ_CONNECT, s) : NULL;
 	if (j) {
-		/* A blocking connect can wait for ever (a full backlog): a job
-		 * does it, so the loop serves everyone else meanwhile. */
+		/* A connect can wait for ever (a full backlog), and whether it
+		 * blocks is a flag another sandbox thread can flip at any time:
+		 * a job always does it, so the loop serves everyone meanwhile. */
 		j->hold = t.hold;
 		j->addr = t.sun;
 		j->addrlen = t.len;
