@@ -135,7 +135,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			p.parent = -1;
 			j->hold = -1;
 			snprintf(j->name, sizeof j->name, "%s", p.name);
-			j->open_flags = flags & ~O_CLOEXEC;
+			j->open_flags = flags & ~(O_CLOEXEC | O_CREAT | O_EXCL); /* it exists */
 			j->fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 			j->uid = c->sb->uid;
 			j->gid = c->sb->gid;
