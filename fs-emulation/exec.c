@@ -58,6 +58,7 @@ static int resolve_file(struct vfs *v, struct task *t, const char *base, const c
 	if (r < 0 || !node->exists) {
 		if (node->outside) {
 			plan->outside = true;
+			plan->deny_rule = "fs.outside-view";
 			snprintf(plan->denied_path, sizeof plan->denied_path, "%s", path);
 		}
 		if (r == 0)
@@ -76,6 +77,8 @@ static int resolve_file(struct vfs *v, struct task *t, const char *base, const c
 	if (*fd < 0) {
 		/* An execute-only file: moat cannot see its interpreter, so it
 		 * cannot decide what the kernel would load with it.  Refused. */
+		if (*fd == -EACCES)
+			plan->deny_rule = "exec.unreadable";
 		vfs_path_release(node);
 		return *fd;
 	}
@@ -88,6 +91,8 @@ int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char
 	memset(plan, 0, offsetof(struct exec_plan, prefix));
 	plan->nprefix = 0;
 	plan->outside = false;
+	plan->deny_rule = NULL;
+	plan->denied_path[0] = '\0';
 	char cur[PATH_MAX];
 	snprintf(cur, sizeof cur, "%s", path);
 	/* Scripts nest (the interpreter may itself be a script); the kernel
@@ -178,13 +183,21 @@ int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char
 				if (r < 0 || !in.exists) {
 					if (r == 0)
 						vfs_path_release(&in);
+					if (in.outside) {
+						plan->deny_rule = "fs.outside-view";
+						snprintf(plan->denied_path, sizeof plan->denied_path, "%s",
+							 interp);
+					}
 					return -ENOENT;
 				}
 				vfs_path_release(&in);
 				struct stat hs;
 				if (stat(interp, &hs) < 0 || hs.st_dev != in.st.st_dev ||
-				    hs.st_ino != in.st.st_ino)
+				    hs.st_ino != in.st.st_ino) {
+					plan->deny_rule = "exec.interpreter-mismatch";
+					snprintf(plan->denied_path, sizeof plan->denied_path, "%s", interp);
 					return -EACCES;
+				}
 				plan->has_interp = true;
 				plan->interp_dev = hs.st_dev;
 				plan->interp_ino = hs.st_ino;

@@ -26,6 +26,7 @@ struct exec_plan {
 	int nprefix;             /* 0 unless a script */
 	char prefix[EXEC_MAX_PREFIX][PATH_MAX];
 	bool outside;            /* the path named something outside the view */
+	const char *deny_rule;   /* set when the refusal is a policy decision */
 	char denied_path[PATH_MAX];
 };
 

@@ -332,12 +332,17 @@ static int read_xattr_name(struct call *c, char *name)
 	return 0;
 }
 
+static struct verdict xattr_name_fail(int r)
+{
+	return r == -EPERM ? v_deny(EPERM, "fs.xattr-namespace") : v_error(-r);
+}
+
 struct verdict sys_fsetxattr(struct call *c)
 {
 	char name[XATTR_NAME_MAX_ + 1];
 	int r = read_xattr_name(c, name);
 	if (r < 0)
-		return v_error(-r);
+		return xattr_name_fail(r);
 	size_t size = (size_t)c->arg[3];
 	if (size > XATTR_SIZE_MAX_)
 		return v_error(E2BIG);
@@ -358,7 +363,7 @@ struct verdict sys_fremovexattr(struct call *c)
 	char name[XATTR_NAME_MAX_ + 1];
 	int r = read_xattr_name(c, name);
 	if (r < 0)
-		return v_error(-r);
+		return xattr_name_fail(r);
 	int fd = meta_fd(c, (int)c->arg[0]);
 	if (fd < 0)
 		return v_error(-fd);

@@ -183,10 +183,10 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	}
 	r = vfs_exec_resolve(sb->vfs, t, base, path, flags & AT_SYMLINK_NOFOLLOW, &plan);
 	if (r < 0) {
-		if (plan.outside && sb->audit) {
+		if (plan.deny_rule) {
 			sb->denied[SC_PROCESS]++;
-			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, path, "", -r,
-				   "deny", "fs.outside-view");
+			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, path,
+				   plan.denied_path, -r, "deny", plan.deny_rule);
 		}
 		return fail_exec(pid, &regs, -r);
 	}

@@ -7,6 +7,8 @@
 #   ESC_UID0=1 tests/security/run.sh ...      the uid-0 pass (below)
 #   ESC_ETC_LISTINGS=0 ...                    etc_secrets skips its check that
 #                                             listings of /etc hide secrets
+#   ESC_LIVE_TIMEOUT=N ...                    how long a liveness check's moat
+#                                             run may take (default 8 s)
 #
 # Each attempt build/tests/security/esc_NAME (see esc.h for its protocol):
 #  1. runs natively and must print ESCAPED — the attempt is real on this host.
@@ -30,6 +32,20 @@
 # An attempt that must change a host file to prove itself runs natively as
 # the sandbox's uid (nuid, with setpriv), on a fixture of that uid, remade
 # before each run and compared on the host before and after the moat run.
+# An attempt may get a host file as its stdin (stdin_file) in both runs.
+#
+# Liveness checks (live=1: fifo_hang, connect_race, late_children) try to
+# freeze moat rather than to get out: "ESCAPED" there means moat stopped
+# serving the sandbox.  Natively there is no supervisor to freeze, so
+# nothing can escape: the runner passes --native, and the attempt runs the
+# same workload as a check of itself and must answer UNSUPPORTED (shown as
+# SKIP-NATIVE; any other answer fails: the workload is broken).  Under moat
+# it must answer HELD (not UNSUPPORTED), moat must exit within LIVE_TIMEOUT
+# (default 8 s; a frozen moat is killed then, and the attempt fails), no
+# audit record is expected (nothing is denied), and a `leftover` function
+# may name processes that outlived the run (late_children: pgrep of a
+# marker in their argv, in this attempt's pid namespace).  The PASS line
+# shows how long the moat run took.
 #
 # The uid-0 pass (ESC_UID0=1) adds `--uid 0 --gid 0` to every moat run
 # (an attempt whose table entry has its own --uid keeps it), and makes the
@@ -58,6 +74,7 @@ ROOT=$PWD
 BIN=$ROOT/build/tests/security
 MOAT=${ESC_MOAT:-$ROOT/moat}  # ESC_MOAT: another build of moat to test
 TIMEOUT=${ESC_TIMEOUT:-30}
+LIVE_TIMEOUT=${ESC_LIVE_TIMEOUT:-8} # the moat run of a liveness check
 VERBOSE=${ESC_VERBOSE:-0}
 UID0=${ESC_UID0:-0}
 [[ $UID0 == 1 ]] || UID0=0
@@ -84,7 +101,7 @@ run_limited() {
 	local out=$1 err=$2 pid wd
 	shift 2
 	rm -f "$out.timeout"
-	"$@" >"$out" 2>"$err" </dev/null &
+	"$@" >"$out" 2>"$err" <"${stdin_file:-/dev/null}" &
 	pid=$!
 	(sleep "$TIMEOUT"; kill -KILL "$pid" && : >"$out.timeout") >/dev/null 2>&1 &
 	wd=$!
@@ -213,6 +230,83 @@ ro_state() {
 	stat -c '%u:%g %a %h %y %z' "$d/d/f" && od -An -c "$d/d/f" | tr -s ' \n' ' ' && ls -A "$d/d" "$d/links" | tr '\n' ' '
 }
 
+# setcap_fixture: an empty directory of the sandbox's uid, bound at /b, and
+# one for the native run's "/tmp".  setcap_state: every extended attribute
+# outside user.* on the files in /b, as root sees them on the host (the
+# sandbox cannot read trusted.* back).
+setcap_fixture() {
+	local d=$WORK/setcap_xattr
+	rm -rf "$d"
+	mkdir -p "$d/b" "$d/t" && chown "$SBX_UID:$SBX_UID" "$d/b" && chmod 0755 "$d" "$d/b" "$d/t" || return
+	FIXTURE_FILES+=("$d")
+}
+setcap_state() {
+	python3 -c 'import os, sys
+d = sys.argv[1]
+print("; ".join(f + " " + n + "=" + os.getxattr(os.path.join(d, f), n, follow_symlinks=False).hex()
+                for f in sorted(os.listdir(d))
+                for n in sorted(os.listxattr(os.path.join(d, f), follow_symlinks=False))
+                if not n.startswith("user.")))' "$WORK/setcap_xattr/b"
+}
+
+# nested_fixture: P (bound writable at /p) with P/sub/ro (bound read-only at
+# /p/sub/ro) holding file.txt, all of the sandbox's uid; the file 0644,
+# "orig", with an old mtime.  nested_state: the file, and every name in P.
+nested_fixture() {
+	local d=$WORK/nested_ro
+	rm -rf "$d"
+	mkdir -p "$d/p/sub/ro" && printf 'orig\n' >"$d/p/sub/ro/file.txt" &&
+		chown -R "$SBX_UID:$SBX_UID" "$d/p" && chmod 0755 "$d" "$d/p" "$d/p/sub" "$d/p/sub/ro" &&
+		chmod 0644 "$d/p/sub/ro/file.txt" && touch -d @1000000000 "$d/p/sub/ro/file.txt" || return
+	FIXTURE_FILES+=("$d")
+}
+nested_state() {
+	local d=$WORK/nested_ro/p
+	echo "$(stat -c '%u:%g %a %y %z' "$d/sub/ro/file.txt") $(od -An -c "$d/sub/ro/file.txt" | tr -s ' \n' ' ')" \
+		"$(cd "$d" && find . | sort | tr '\n' ' ')"
+}
+
+# stdin_fixture: the host file fed to reopen_stdin as its stdin (read-only):
+# outside the view, the sandbox's, 0644, "orig", with an old mtime.
+stdin_fixture() {
+	local f=$WORK/reopen_stdin.txt
+	rm -f "$f"
+	printf 'orig' >"$f" && chown "$SBX_UID:$SBX_UID" "$f" && chmod 0644 "$f" && touch -d @1000000000 "$f" || return
+	FIXTURE_FILES+=("$f")
+}
+stdin_state() {
+	local f=$WORK/reopen_stdin.txt
+	echo "$(stat -c '%u:%g %a %y %z' "$f") $(od -An -c "$f" | tr -s ' \n' ' ')"
+}
+
+# dev_fixture: a null device node of our own (mknod c 1 3, 0666) bound over
+# /dev/null in this attempt's mount namespace only, so that dev_chmod can
+# reach no host node even if moat let it through; DEV_INO is its inode.
+# The namespace is private (unshare's default), checked before binding.
+dev_fixture() {
+	local n=$WORK/dev_null prop
+	prop=$(findmnt -no PROPAGATION --target /dev 2>/dev/null)
+	[[ $prop == private ]] || { echo "dev_fixture: /dev is not a private mount here ($prop)"; return 1; }
+	rm -f "$n"
+	mknod "$n" c 1 3 && chmod 0666 "$n" || return
+	FIXTURE_FILES+=("$n")
+	mount --bind "$n" /dev/null || return
+	FIXTURE_MOUNTS+=(/dev/null)
+	DEV_INO=$(stat -c %i /dev/null)
+	[[ $DEV_INO == "$(stat -c %i "$n")" ]]
+}
+dev_state() { stat -c '%a %u:%g %y %z' "$WORK/dev_null"; }
+
+# late_leftover: the processes of late_children (by the marker in their
+# argv) still there once moat has exited, zombies aside: "PID(STATE) ...".
+late_leftover() {
+	local pid state
+	for pid in $(pgrep -f "esc-late-$TOKEN"); do
+		state=$(awk '{print $3}' /proc/"$pid"/stat 2>/dev/null)
+		[[ -n $state && $state != Z ]] && printf '%s(%s) ' "$pid" "$state"
+	done
+}
+
 last_line() { local l=""; [[ -s $1 ]] && l=$(tail -n 1 "$1"); printf '%s' "${l:0:300}"; }
 # Something to show when there is no verdict: stderr's last line, or stdout's.
 why() { if [[ -s $2 ]]; then last_line "$2"; else last_line "$1"; fi; }
@@ -227,13 +321,15 @@ one_attempt() {
 	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' rule="" nvict=0 ngrp=0 vcheck=""
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
 	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir o own_uid nuid="" fixture="" state=""
-	local hostbefore hostafter
+	local hostbefore hostafter live=0 leftover="" left stdin_file=/dev/null t0 took timeout=$TIMEOUT
 	# margs: the attempt's arguments under moat (when its view names things
 	# differently); mopts: moat options of this attempt; audit=0: held by an
 	# emulated error, no record expected; mcwd=1: run moat from $NCWD too;
 	# nuid: run natively as that uid (setpriv); fixture: a function that
 	# (re)makes the attempt's host files before each run; state: a function
-	# printing the host state that the moat run must leave as it was.
+	# printing the host state that the moat run must leave as it was;
+	# stdin_file: the attempt's stdin in both runs; live=1: a liveness check
+	# (see the top), leftover: a function naming what outlived its moat run.
 	local margs=() mopts=() nwrap=()
 
 	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
@@ -345,6 +441,68 @@ one_attempt() {
 		args=("$dir/d/f" "$dir/links") margs=(/r/f /tmp) margs_set=1
 		mopts=(--ro-bind "$dir/d" /r) audit=0
 		;;
+	# A file in a --bind directory (/b) and in /tmp, given security.capability
+	# and trusted.moat_esc through an fd and by path.  Natively as root every
+	# way works; under moat EPERM (fd) or ENOTSUP (path), the answers the
+	# kernel itself gives a process without CAP_SETFCAP/CAP_SYS_ADMIN:
+	# emulated, not policy denials, so no audit record (audit=0).  The files
+	# in /b stay for setcap_state: trusted.* cannot be read back from inside.
+	setcap_xattr)
+		dir=$WORK/setcap_xattr
+		fixture=setcap_fixture state=setcap_state
+		args=("$dir/b" "$dir/t") margs=(/b /tmp) margs_set=1
+		mopts=(--bind "$dir/b" /b) audit=0
+		;;
+	# Our ELF whose PT_INTERP is a host program outside the view (made by
+	# `esc_exec_interp --make-tool`, beside the secret): plain, execute-only
+	# and with EI_CLASS flipped.  Under moat ENOENT, EACCES, and a kill at
+	# the exec stop (exec.interpreter-mismatch, audited).
+	exec_interp)
+		dir=$WORK/exec_interp
+		[[ -x $bin ]] && "$bin" --make-tool "$SECDIR/interp-tool" && mkdir -p "$dir" && chmod 0755 "$dir" ||
+			{ echo "FAIL esc_$name: fixture (make probes?)"; return; }
+		FIXTURE_FILES+=("$SECDIR/interp-tool" "$dir")
+		args=("$SECDIR/interp-tool" "$dir") margs=("$SECDIR/interp-tool" /tmp) margs_set=1
+		re='execve|execveat' rule='exec.interpreter-mismatch'
+		;;
+	# P bound writable at /p and P/sub/ro read-only at /p/sub/ro; moving
+	# /p/sub (or the mount point, or exchanging it) must not free the file.
+	# Natively (as P's owner, no mounts) every way writes it.  Held by
+	# EROFS/EBUSY/EXDEV, emulated: no audit record (audit=0).  nested_state
+	# must not change across the moat run.
+	nested_ro)
+		dir=$WORK/nested_ro
+		fixture=nested_fixture state=nested_state nuid=$SBX_UID
+		args=("$dir/p") margs=(/p) margs_set=1
+		mopts=(--bind "$dir/p" /p --ro-bind "$dir/p/sub/ro" /p/sub/ro) audit=0
+		;;
+	# A host file outside the view, the sandbox's and 0644, as stdin opened
+	# read-only; natively the attempt runs as its owner.  Held by EROFS
+	# (the file is in no writable mount), emulated: no audit record
+	# (audit=0).  stdin_state must not change across the moat run.
+	reopen_stdin)
+		fixture=stdin_fixture state=stdin_state nuid=$SBX_UID stdin_file=$WORK/reopen_stdin.txt audit=0
+		;;
+	# Our own null node bound over /dev/null (dev_fixture), so no host node
+	# is ever at stake: chmod and chown of it to what it already has, and
+	# utimes.  Held by EROFS (/dev is read-only), emulated: no audit record
+	# (audit=0).  dev_state (the node's mode, owner, times) must not change.
+	dev_chmod)
+		dev_fixture || { echo "FAIL esc_$name: fixture (a node of ours over /dev/null)"; return; }
+		args=("$DEV_INO") audit=0 state=dev_state
+		;;
+	# Liveness checks (live=1, see the top): a FIFO open waiting for its
+	# peer; connects racing O_NONBLOCK against a full listener; children
+	# born while moat kills what the first process left.
+	fifo_hang | connect_race)
+		dir=$WORK/$name
+		mkdir -p "$dir" && chmod 0755 "$dir" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$dir")
+		args=(--native "$dir") margs=(/tmp) margs_set=1 live=1
+		;;
+	late_children)
+		args=(--native "esc-late-$TOKEN") margs=("esc-late-$TOKEN") margs_set=1 live=1 leftover=late_leftover
+		;;
 	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
 	# What moat names an i386/x32 call in its record is its own business:
 	# any kill record will do.  Without an i386 entry the int $0x80 faults
@@ -371,6 +529,7 @@ one_attempt() {
 		((own_uid)) || mopts+=(--uid 0 --gid 0)
 	fi
 	[[ -n $nuid && $nuid != 0 ]] && nwrap=(setpriv --reuid="$nuid" --regid="$nuid" --clear-groups --)
+	((live)) && audit=0 timeout=$LIVE_TIMEOUT
 
 	# 1. natively, from a scratch cwd beside the secret
 	[[ -z $fixture ]] || $fixture || { echo "FAIL esc_$name: fixture ($fixture)"; return; }
@@ -380,7 +539,11 @@ one_attempt() {
 	cd "$ROOT" || return
 	native=$(verdict "$out")
 	[[ $VERBOSE == 1 ]] && echo "  esc_$name native (exit $RC): $native"
-	if [[ $RC == 77 && $native == UNSUPPORTED:* ]]; then
+	if ((live)) && [[ $RC != 77 || $native != UNSUPPORTED:* ]]; then
+		echo "FAIL esc_$name: natively the liveness workload did not run as it should (exit $RC): ${native:-$(why "$out" "$err")}"
+		stop_victims
+		return
+	elif [[ $RC == 77 && $native == UNSUPPORTED:* ]]; then
 		echo "SKIP-NATIVE: esc_$name: ${native#UNSUPPORTED: }"
 		skipped=1
 	elif [[ $RC != 0 || $native != ESCAPED:* ]]; then
@@ -410,8 +573,10 @@ one_attempt() {
 	start_victims "$nvict" "$ngrp"
 	rm -f "$log"
 	((mcwd)) && { cd "$NCWD" || return; }
-	$runner "$out" "$err" "$MOAT" run --ro-bind "$BIN" /t --audit-log "$log" \
+	t0=$EPOCHREALTIME
+	TIMEOUT=$timeout $runner "$out" "$err" "$MOAT" run --ro-bind "$BIN" /t --audit-log "$log" \
 		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$name" "${margs[@]}" "${VICTIMS[@]}"
+	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	cd "$ROOT" || return
 	moat=$(verdict "$out")
 	[[ $VERBOSE == 1 ]] && echo "  esc_$name moat (exit $RC): $moat" &&
@@ -431,8 +596,25 @@ one_attempt() {
 			return
 		fi
 	fi
+	if [[ -n $leftover ]]; then
+		left=$($leftover)
+		if [[ -n $left ]]; then
+			echo "FAIL esc_$name: under moat processes outlived the run (exit $RC, ${took}s): $left"
+			return
+		fi
+	fi
 	if grep -q '^ESCAPED:' "$out"; then
 		echo "FAIL esc_$name: ESCAPED under moat: $(grep -m1 '^ESCAPED:' "$out")"
+		return
+	fi
+	if ((live)); then
+		if [[ -e $out.timeout ]]; then
+			echo "FAIL esc_$name: moat did not exit within ${timeout}s: it stopped serving, or kept the run alive (last line: ${moat:-$(why "$out" "$err")})"
+		elif [[ $RC == 1 && $moat == HELD:* ]]; then
+			echo "PASS esc_$name (liveness check: moat kept serving and exited in ${took}s)"
+		else
+			echo "FAIL esc_$name: under moat not held (exit $RC): ${moat:-$(why "$out" "$err")}"
+		fi
 		return
 	fi
 	case "$RC:$moat" in
@@ -496,7 +678,7 @@ SECRET=$SECDIR/secret
 printf '%s\n' "$TOKEN" >"$SECRET"
 chmod 0755 "$SECDIR" "$WORK" "$NCWD"
 chmod 0644 "$SECRET"
-export ROOT BIN MOAT TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE UID0 SBX_UID
+export ROOT BIN MOAT TIMEOUT LIVE_TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE UID0 SBX_UID
 export ESC_TOKEN=$TOKEN
 
 ((UID0)) && echo "uid-0 pass: every moat run gets --uid 0 --gid 0 (unless its attempt has its own --uid)"
