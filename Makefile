@@ -100,6 +100,7 @@ compat: $(MOAT_OUT)
 # left alone: the asan binary is build-asan/moat).
 ASAN_OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan:
+	$(MAKE) probes # the probes and attempts are plain programs: tests find them in build/
 	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" LDFLAGS="-fsanitize=address,undefined" \
 		MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat build-asan/moat probes
 	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" \
