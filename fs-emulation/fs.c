@@ -92,15 +92,12 @@ int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, st
 
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 {
-	struct stat st;
-	int r = fs_task_fd_stat(c, dirfd, &st);
-	if (r < 0)
-		return r;
-	if (!S_ISDIR(st.st_mode))
+	struct stat st = { 0 };
+	int r = fs_task_fd_vpath(c->sb->vfs, c->tid, dirfd, base, len, &st);
+	/* Not a directory wins over "means nothing", as the kernel says. */
+	if (st.st_mode && !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	char link[64];
-	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, dirfd);
-	return vpath_of_link(c->sb->vfs, link, &st, base, len);
+	return r;
 }
 
 int fs_cwd(struct call *c, const char **cwd)

@@ -454,9 +454,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			}
 		} else {
 			char dir[PATH_MAX];
+			/* m covers next, so it covers its parent cur too */
 			snprintf(dir, sizeof dir, "%s", rel_of(m, cur[0] ? cur : "/"));
-			if (vfs_mount_of(v, cur[0] ? cur : "/") != m)
-				snprintf(dir, sizeof dir, "."); /* cannot happen: m covers next */
 			int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
 			if (pfd < 0)
 				return pfd;

@@ -89,6 +89,10 @@ static inline struct verdict v_kill(const char *rule)
 	return (struct verdict){ .kind = V_KILL, .fd = -1, .rule = rule };
 }
 
+/* Copy the NUL-terminated string at `addr` of task `pid` into buf (len
+ * bytes at most).  0, -EFAULT, -ENAMETOOLONG.  No validity check: callers
+ * holding a notification use call_read_path. */
+int mem_read_str(pid_t pid, uint64_t addr, char *buf, size_t len);
 /* Copy a NUL-terminated path argument `argi` into c->path[slot].
  * Returns 0, -EFAULT (unreadable), -ENAMETOOLONG, or -ESRCH when the
  * notification is no longer valid (the caller is gone): deny on any error. */

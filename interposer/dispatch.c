@@ -37,39 +37,45 @@ int call_read(struct call *c, uint64_t addr, void *buf, size_t len)
 	return notif_valid(c) ? 0 : -ESRCH;
 }
 
-int call_read_path(struct call *c, int argi, int slot)
+int mem_read_str(pid_t pid, uint64_t addr, char *buf, size_t len)
 {
-	char *buf = c->path[slot];
-	uint64_t addr = c->arg[argi];
 	size_t off = 0;
-	if (slot >= c->npath)
-		c->npath = slot + 1;
 	buf[0] = '\0';
 	if (!addr)
 		return -EFAULT;
-	/* Read up to each page end, so an unmapped page after the string
-	 * does not fail a read of a valid path. */
-	while (off < PATH_MAX) {
+	while (off < len) {
 		/* Small reads first (most paths are short, and "" is common:
 		 * glibc's fstat), never across a page end in one read, so an
 		 * unmapped page after the string cannot fail a valid path. */
 		size_t page_left = 4096 - ((addr + off) & 4095);
-		size_t chunk = off == 0 ? 256 : PATH_MAX - off;
+		size_t chunk = off == 0 ? 256 : len - off;
 		size_t want = chunk < page_left ? chunk : page_left;
+		if (want > len - off)
+			want = len - off;
 		struct iovec local = { buf + off, want };
 		struct iovec remote = { (void *)(uintptr_t)(addr + off), want };
-		ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 		if (n <= 0) {
-			buf[off] = '\0';
+			buf[off < len ? off : len - 1] = '\0';
 			return -EFAULT;
 		}
-		char *nul = memchr(buf + off, '\0', (size_t)n);
+		if (memchr(buf + off, '\0', (size_t)n))
+			return 0;
 		off += (size_t)n;
-		if (nul)
-			return notif_valid(c) ? 0 : -ESRCH;
 	}
-	buf[PATH_MAX - 1] = '\0';
+	buf[len - 1] = '\0';
 	return -ENAMETOOLONG;
+}
+
+int call_read_path(struct call *c, int argi, int slot)
+{
+	if (slot >= c->npath)
+		c->npath = slot + 1;
+	int r = mem_read_str(c->tid, c->arg[argi], c->path[slot], PATH_MAX);
+	if (r < 0)
+		return r;
+	/* Copy first, then make sure the pid still names our caller. */
+	return notif_valid(c) ? 0 : -ESRCH;
 }
 
 int call_write(struct call *c, uint64_t addr, const void *buf, size_t len)

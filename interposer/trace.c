@@ -21,6 +21,7 @@
 #include "fs-emulation/exec.h"
 #include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
+#include "interposer/call.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "syscall-table/filter.h"
@@ -76,23 +77,6 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 }
 
 /* ---- exec ---- */
-
-static int read_str(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	size_t off = 0;
-	while (off < len) {
-		size_t page_left = 4096 - ((addr + off) & 4095);
-		size_t want = len - off < page_left ? len - off : page_left;
-		struct iovec l = { buf + off, want }, r = { (void *)(uintptr_t)(addr + off), want };
-		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-		if (n <= 0)
-			return -EFAULT;
-		if (memchr(buf + off, '\0', (size_t)n))
-			return 0;
-		off += (size_t)n;
-	}
-	return -ENAMETOOLONG;
-}
 
 /* Lowest address of the mapping holding `addr` (the stack), or 0. */
 static uint64_t vma_start(pid_t pid, uint64_t addr)
@@ -160,7 +144,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	}
 	static char path[PATH_MAX], base[PATH_MAX];
 	static struct exec_plan plan;
-	int r = read_str(pid, path_p, path, sizeof path);
+	int r = mem_read_str(pid, path_p, path, sizeof path);
 	if (r < 0)
 		return fail_exec(pid, &regs, -r);
 	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
