@@ -25,7 +25,11 @@ static void usage(FILE *f)
 	      "\n"
 	      "  --ro-bind SRC DST   show host directory SRC at DST, read-only\n"
 	      "  --bind SRC DST      show host directory SRC at DST, writable\n"
+	      "  --overlay SRC DST   show host directory SRC at DST under a private writable\n"
+	      "                      layer: changes stay in the sandbox, SRC is never written\n"
 	      "  --tmpfs DST         a private empty writable directory at DST\n"
+	      "  --persist DIR       keep the writable layers of /usr, /etc and --overlay\n"
+	      "                      mounts in DIR, so a later run continues from them\n"
 	      "  --chdir DIR         start in DIR (default /workspace)\n"
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
@@ -100,6 +104,7 @@ static int cmd_run(int argc, char **argv)
 	int nenv = 0;
 	const char *chdir_to = "/workspace";
 	const char *audit_log = NULL;
+	const char *persist = NULL;
 	enum audit_level audit_level = AUDIT_DENIALS;
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
@@ -126,17 +131,20 @@ static int cmd_run(int argc, char **argv)
 		if (a[0] != '-')
 			break;
 		int need = 0;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv"))
+		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv") ||
+		    !strcmp(a, "--overlay"))
 			need = 2;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
-			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level"))
+			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
+			 !strcmp(a, "--persist"))
 			need = 1;
 		else
 			return die("unknown option %s", a, "see moat run --help");
 		if (i + need >= argc)
 			return die("%s needs %s", a, need == 2 ? "two arguments" : "an argument");
 		const char *x = argv[i + 1], *y = need == 2 ? argv[i + 2] : NULL;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs")) {
+		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs") ||
+		    !strcmp(a, "--overlay")) {
 			const char *dst = strcmp(a, "--tmpfs") == 0 ? x : y;
 			if (dst[0] != '/')
 				return die("%s: the destination must be an absolute path", dst, a);
@@ -156,7 +164,9 @@ static int cmd_run(int argc, char **argv)
 			req[nreq++] = (struct vfs_mount_req){
 				.src = strcmp(a, "--tmpfs") == 0 ? NULL : x,
 				.dst = dst,
-				.kind = strcmp(a, "--tmpfs") == 0 ? MNT_TMPFS : MNT_BIND,
+				.kind = strcmp(a, "--tmpfs") == 0     ? MNT_TMPFS
+					: strcmp(a, "--overlay") == 0 ? MNT_OVERLAY
+								      : MNT_BIND,
 				.ro = strcmp(a, "--ro-bind") == 0,
 			};
 		} else if (!strcmp(a, "--setenv")) {
@@ -189,6 +199,8 @@ static int cmd_run(int argc, char **argv)
 				gid = v;
 		} else if (!strcmp(a, "--audit-log")) {
 			audit_log = x;
+		} else if (!strcmp(a, "--persist")) {
+			persist = x;
 		} else if (!strcmp(a, "--audit-level")) {
 			if (!strcmp(x, "denials"))
 				audit_level = AUDIT_DENIALS;
@@ -240,9 +252,33 @@ static int cmd_run(int argc, char **argv)
 	 * paths with its credentials) but not list. */
 	if (mkdir(scratch, 0711) < 0 || chmod(scratch, 0711) < 0)
 		return die("cannot create the scratch directory %s", scratch, strerror(errno));
+	char layer[PATH_MAX];
+	if (persist) {
+		/* Absolute, and refused before anything is made when its parent
+		 * is missing: a typo must not leave a directory behind. */
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof parent, "%s", persist);
+		char *slash = strrchr(parent, '/');
+		if (slash)
+			*(slash == parent ? slash + 1 : slash) = '\0';
+		else
+			snprintf(parent, sizeof parent, ".");
+		if (!realpath(parent, layer)) {
+			rmdir(scratch);
+			return die("--persist %s: its parent directory does not exist", persist,
+				   "create it first");
+		}
+		const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
+		if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+			rmdir(scratch);
+			return die("--persist %s: name a directory, not its parent", persist, NULL);
+		}
+		size_t ln = strlen(layer);
+		snprintf(layer + ln, sizeof layer - ln, "%s%s", layer[ln - 1] == '/' ? "" : "/", base);
+	}
 	umask(0); /* the sandbox's own umask is applied by each handler */
 	char err[512];
-	int r = vfs_setup(&v, scratch, uid, gid, req, nreq, err, sizeof err);
+	int r = vfs_setup(&v, scratch, persist ? layer : NULL, uid, gid, req, nreq, err, sizeof err);
 	int code;
 	if (r < 0) {
 		code = die("%s", err, NULL);

@@ -20,6 +20,12 @@ int fs_fd_changeable(struct vfs *v, int fd)
 	if (host[0] != '/' || strncmp(host, "/memfd:", 7) == 0)
 		return 0; /* pipe:[..], socket:[..], anon_inode:..., a memfd */
 	struct vfs_mount *m = fs_mount_of_fd(v, fd);
+	if (m && m->kind == MNT_OVERLAY) {
+		/* Only the upper layer changes; a file still in the lower one
+		 * is the host's. */
+		size_t ul = strlen(m->upper);
+		return strncmp(host, m->upper, ul) == 0 && (host[ul] == '/' || !host[ul]) ? 0 : -EROFS;
+	}
 	return m && !m->ro && m->kind != MNT_DEV ? 0 : -EROFS;
 }
 

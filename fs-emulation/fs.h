@@ -48,6 +48,13 @@ int fs_fd_changeable(struct vfs *v, int fd);
 int fs_cwd(struct call *c, const char **cwd);
 /* Make `p` the cwd of the caller's fs context. */
 int fs_set_cwd(struct call *c, const char *vpath, int fd);
+/* The mode bits a file the sandbox makes or changes may have: no set-id
+ * bit ever lands on a host file (inside they do nothing under
+ * no_new_privs; outside, a host user could run the file). */
+static inline mode_t fs_file_mode(mode_t mode)
+{
+	return mode & 01777;
+}
 /* Register a granted fd's meaning. */
 void fs_register(int fd, const char *vpath);
 

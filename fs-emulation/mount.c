@@ -37,7 +37,9 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	 * rename there invalidate exactly).  Host binds are not: the host can
 	 * move a directory under them at any time.  The default system binds
 	 * are marked after setup (see vfs_setup). */
-	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT;
+	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT || kind == MNT_OVERLAY;
+	m->upper_fd = -1;
+	m->upper[0] = '\0';
 	snprintf(m->host, sizeof m->host, "%s", host);
 	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
@@ -91,6 +93,17 @@ static int make_dir(const char *dir, const char *name, mode_t mode, char *out, s
 	return chmod(out, mode) < 0 ? -errno : 0; /* past the umask */
 }
 
+/* A host system directory under a private writable layer: layer `name`
+ * of the base (see overlay.c). */
+static int add_overlay(struct vfs *v, const char *vpath, const char *host, const char *name,
+		       char *err, size_t errlen)
+{
+	int r = add_mount(v, vpath, MNT_OVERLAY, false, host, err, errlen);
+	if (r < 0)
+		return r;
+	return ov_add(v, &v->mnt[v->nmnt - 1], name, err, errlen);
+}
+
 /* /bin, /lib...: kept as the host has them, a symlink or a directory. */
 static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
 {
@@ -112,7 +125,7 @@ static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
 		return 0;
 	if (skeleton_mkdirs(v, host) < 0)
 		return -errno;
-	return add_mount(v, host, MNT_BIND, true, host, err, errlen);
+	return add_overlay(v, host, host, name, err, errlen);
 }
 
 static int dev_skeleton(struct vfs *v, const char *dir)
@@ -141,7 +154,7 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 	return mkdir(p, 01777) < 0 ? -errno : 0;
 }
 
-int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
+int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
 	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen)
 {
 	/* `v` starts zeroed (static); a memset of all mount slots would only
@@ -157,8 +170,9 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 	const char *skel = v->skel;
 	v->uid = uid;
 	v->gid = gid;
+	v->ov_base = -1;
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++)
-		v->mnt[i].root_fd = -1;
+		v->mnt[i].root_fd = v->mnt[i].upper_fd = -1;
 	char root[PATH_MAX], dir[PATH_MAX];
 	int r;
 #define TRY(x)                                                                                     \
@@ -172,13 +186,21 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 	err[0] = '\0';
 	TRY(make_dir(skel, "root", 0755, root, sizeof root));
 	TRY(add_mount(v, "/", MNT_ROOT, true, root, err, errlen));
+	/* The system directories: the host's, read-only, each under a private
+	 * writable layer (kept in `persist` across runs when given). */
+	char base[PATH_MAX];
+	if (persist)
+		snprintf(base, sizeof base, "%s", persist);
+	else
+		snprintf(base, sizeof base, "%s/upper", scratch);
+	TRY(ov_setup(v, base, persist != NULL, err, errlen));
 	TRY(skeleton_mkdirs(v, "/usr"));
-	TRY(add_mount(v, "/usr", MNT_BIND, true, "/usr", err, errlen));
+	TRY(add_overlay(v, "/usr", "/usr", "usr", err, errlen));
 	static const char *const tops[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
 	for (size_t i = 0; i < sizeof tops / sizeof tops[0]; i++)
 		TRY(mirror_top(v, tops[i], err, errlen));
 	TRY(skeleton_mkdirs(v, "/etc"));
-	TRY(add_mount(v, "/etc", MNT_BIND, true, "/etc", err, errlen));
+	TRY(add_overlay(v, "/etc", "/etc", "etc", err, errlen));
 
 	TRY(make_dir(scratch, "tmp", 01777, dir, sizeof dir));
 	TRY(skeleton_mkdirs(v, "/tmp"));
@@ -229,7 +251,18 @@ int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
 					       : strerror(-r));
 			return r;
 		}
-		TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
+		if (q->kind == MNT_OVERLAY) {
+			/* The layer is named by the destination, so a persisted
+			 * layer finds its mount again: "/data/in" -> "data+in". */
+			char name[PATH_MAX];
+			snprintf(name, sizeof name, "%s", q->dst + 1);
+			for (char *s = name; *s; s++)
+				if (*s == '/')
+					*s = '+';
+			TRY(add_overlay(v, q->dst, host, name, err, errlen));
+		} else {
+			TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
+		}
 	}
 #undef TRY
 	return 0;
@@ -249,9 +282,15 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 void vfs_teardown(struct vfs *v)
 {
 	vfs_dcache_clear();
-	for (int i = 0; i < v->nmnt; i++)
+	for (int i = 0; i < v->nmnt; i++) {
 		if (v->mnt[i].root_fd >= 0)
 			close(v->mnt[i].root_fd);
+		if (v->mnt[i].upper_fd >= 0)
+			close(v->mnt[i].upper_fd);
+	}
+	if (v->ov_base >= 0)
+		close(v->ov_base);
+	v->ov_base = -1;
 	v->nmnt = 0;
 	if (v->skel[0] && strcmp(v->skel, v->scratch) != 0)
 		nftw(v->skel, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
@@ -265,7 +304,8 @@ int vfs_mounts_text(struct vfs *v, char *buf, size_t len)
 	size_t off = 0;
 	for (int i = 0; i < v->nmnt; i++) {
 		const struct vfs_mount *m = &v->mnt[i];
-		static const char *const fstype[] = { "rootfs", "bind", "tmpfs", "devtmpfs", "proc" };
+		static const char *const fstype[] = { "rootfs", "bind", "tmpfs", "devtmpfs", "proc",
+						      "overlay" };
 		int n = snprintf(buf + off, len - off, "%s %s %s %s 0 0\n",
 				 m->kind == MNT_BIND ? "moat" : fstype[m->kind], m->vpath,
 				 m->kind == MNT_BIND ? "none" : fstype[m->kind], m->ro ? "ro" : "rw");
@@ -285,6 +325,12 @@ struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len
 		size_t hl = strlen(m->host);
 		if (hl > bl && strncmp(host, m->host, hl) == 0 &&
 		    (host[hl] == '/' || host[hl] == '\0') && m->kind != MNT_PROC) {
+			best = m;
+			bl = hl;
+		}
+		hl = strlen(m->upper);
+		if (m->kind == MNT_OVERLAY && hl > bl && strncmp(host, m->upper, hl) == 0 &&
+		    (host[hl] == '/' || host[hl] == '\0')) {
 			best = m;
 			bl = hl;
 		}

@@ -33,8 +33,8 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
 		*v = fs_fail(c, p, -ENOENT);
 	} else if (p->kind != VN_HOST) {
 		*v = v_error(EPERM);
-	} else if (p->mnt->ro) {
-		*v = v_error(EROFS);
+	} else if ((r = vfs_prepare(c->sb->vfs, p, VC_CHANGE)) < 0) {
+		*v = v_error(-r);
 	} else {
 		return 0;
 	}
@@ -62,7 +62,8 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 		if (fd < 0)
 			v = v_error(-fd);
 		else
-			v = chmod(self, mode & 07777) < 0 ? v_error(errno) : v_value(0);
+			v = chmod(self, S_ISDIR(p.st.st_mode) ? mode & 07777 : fs_file_mode(mode))
+				    < 0 ? v_error(errno) : v_value(0);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -91,7 +92,7 @@ static struct verdict chown_common(struct call *c, int dirfd_argi, int path_argi
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	int r = p.parent >= 0 ? fchownat(p.parent, p.name, uid, gid, AT_SYMLINK_NOFOLLOW)
-			      : fchownat(p.mnt->root_fd, "", uid, gid, AT_EMPTY_PATH);
+			      : fchownat(vfs_root_fd(&p), "", uid, gid, AT_EMPTY_PATH);
 	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
@@ -148,7 +149,7 @@ static struct verdict utimens_common(struct call *c, int dirfd_argi, int path_ar
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	int r = p.parent >= 0 ? utimensat(p.parent, p.name, ts, AT_SYMLINK_NOFOLLOW)
-			      : utimensat(p.mnt->root_fd, "", ts, AT_EMPTY_PATH);
+			      : utimensat(vfs_root_fd(&p), "", ts, AT_EMPTY_PATH);
 	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
@@ -295,7 +296,10 @@ struct verdict sys_fchmod(struct call *c)
 	int fd = meta_fd(c, (int)c->arg[0]);
 	if (fd < 0)
 		return v_error(-fd);
-	int r = fchmod(fd, (mode_t)c->arg[1] & 07777);
+	struct stat st;
+	mode_t mode = (mode_t)c->arg[1];
+	int r = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? fchmod(fd, mode & 07777)
+							   : fchmod(fd, fs_file_mode(mode));
 	int e = errno;
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
@@ -326,6 +330,8 @@ static int read_xattr_name(struct call *c, char *name)
 		return -ERANGE;
 	/* Only the user namespace: security.capability would hand out file
 	 * capabilities, trusted.* and security.* are the host's business. */
+	if (strncmp(c->path[0], "system.", 7) == 0)
+		return -EOPNOTSUPP; /* ACLs: cp -a and mv fall back to the mode bits */
 	if (strncmp(c->path[0], "user.", 5) != 0)
 		return -EPERM;
 	memcpy(name, c->path[0], n + 1);

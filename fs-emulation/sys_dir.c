@@ -31,7 +31,7 @@ static int may_search(struct vfs_path *p)
 	if (p->kind != VN_HOST)
 		return 0;
 	int r = p->parent >= 0 ? faccessat(p->parent, p->name, X_OK, AT_EACCESS)
-			       : (int)syscall(SYS_faccessat2, p->mnt->root_fd, "", X_OK,
+			       : (int)syscall(SYS_faccessat2, vfs_root_fd(p), "", X_OK,
 					      AT_EACCESS | AT_EMPTY_PATH);
 	return r < 0 ? -errno : 0;
 }
@@ -98,10 +98,8 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_error(EEXIST);
 	else if (p.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
-	else if (p.mnt->ro)
-		v = v_error(EROFS);
-	else if (p.kind != VN_HOST)
-		v = v_error(EACCES);
+	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+		v = v_error(-r);
 	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->umask & 07777) < 0)
 		v = v_error(errno);
 	else
@@ -156,10 +154,8 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(EISDIR);
 	else if (p.parent < 0 || vfs_holds_mount(c->sb->vfs, p.vpath))
 		v = v_error(EBUSY); /* a mount point, or above one */
-	else if (p.mnt->ro)
-		v = v_error(EROFS);
-	else if (p.kind != VN_HOST)
-		v = v_error(EACCES);
+	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_REMOVE)) < 0)
+		v = v_error(-r);
 	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
 		v = v_error(errno);
 	else
@@ -194,12 +190,10 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if (p.mnt->ro)
-		v = v_error(EROFS);
-	else if (p.kind != VN_HOST)
-		v = v_error(EACCES);
+	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+		v = v_error(-r);
 	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
-					    (mode & ~c->task->proc->umask & 07777), dev) < 0)
+					    fs_file_mode(mode & ~c->task->proc->umask), dev) < 0)
 		v = v_error(errno);
 	else
 		v = v_value(0);

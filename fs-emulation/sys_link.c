@@ -27,6 +27,23 @@ struct verdict sys_unlinkat(struct call *c)
 	return fs_remove(c, 0, 1, flags & AT_REMOVEDIR);
 }
 
+/* What the kernel says before it looks at the layers: an overlay's
+ * placeholder of a lower directory must not answer for a type mismatch. */
+static int rename_check(const struct vfs_path *a, const struct vfs_path *b, unsigned flags)
+{
+	if (!b->exists || (flags & RENAME_EXCHANGE) || a->mnt->ro)
+		return 0;
+	if (flags & RENAME_NOREPLACE)
+		return -EEXIST;
+	if (a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino)
+		return 0;
+	if (S_ISDIR(a->st.st_mode) && !S_ISDIR(b->st.st_mode))
+		return -ENOTDIR;
+	if (!S_ISDIR(a->st.st_mode) && S_ISDIR(b->st.st_mode))
+		return -EISDIR;
+	return 0;
+}
+
 static struct verdict rename_common(struct call *c, int odir, int opath, int ndir, int npath,
 				    unsigned flags)
 {
@@ -53,10 +70,14 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 	else if (a.parent < 0 || (b.exists && b.parent < 0) ||
 		 vfs_holds_mount(c->sb->vfs, a.vpath) || vfs_holds_mount(c->sb->vfs, b.vpath))
 		v = v_error(EBUSY); /* mounts are placed by path: their parents stay */
-	else if (a.mnt->ro)
-		v = v_error(EROFS);
 	else if (a.kind != VN_HOST || b.kind != VN_HOST)
-		v = v_error(EACCES);
+		v = v_error(a.mnt->ro ? EROFS : EACCES);
+	else if ((r = rename_check(&a, &b, flags)) < 0)
+		v = v_error(-r);
+	else if ((r = vfs_prepare(c->sb->vfs, &a, VC_RENAME)) < 0 ||
+		 (r = vfs_prepare(c->sb->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
+						  : b.exists ? VC_REMOVE : VC_CREATE)) < 0)
+		v = v_error(-r);
 	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
 		v = v_error(errno);
 	else
@@ -105,10 +126,8 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if (p.mnt->ro)
-		v = v_error(EROFS);
-	else if (p.kind != VN_HOST)
-		v = v_error(EACCES);
+	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+		v = v_error(-r);
 	else if (symlinkat(target, p.parent, p.name) < 0)
 		v = v_error(errno);
 	else
@@ -173,6 +192,13 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			vfs_path_release(&a);
 			return v_error(EPERM);
 		}
+		/* A lower file of an overlay is linked as its upper copy (the
+		 * kernel's protected_hardlinks check then applies to that). */
+		if (a.mnt->kind == MNT_OVERLAY && !a.upper &&
+		    (r = vfs_prepare(c->sb->vfs, &a, VC_CHANGE)) < 0) {
+			vfs_path_release(&a);
+			return v_error(-r);
+		}
 		src = fs_opath(c, &a);
 		if (src < 0) {
 			vfs_path_release(&a);
@@ -195,8 +221,8 @@ target:
 		v = v_error(EACCES);
 	else if (a.mnt && a.mnt != b.mnt)
 		v = v_error(EXDEV);
-	else if (b.mnt->ro)
-		v = v_error(EROFS);
+	else if ((r = vfs_prepare(c->sb->vfs, &b, VC_CREATE)) < 0)
+		v = v_error(-r);
 	else {
 		/* Link the inode we hold, by its magic link: the name cannot
 		 * be swapped under us. */

@@ -67,8 +67,8 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(EISDIR);
 			goto out;
 		}
-		if (p.mnt->ro) {
-			v = v_error(EROFS);
+		if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0) {
+			v = v_error(-r);
 			goto out;
 		}
 	} else {
@@ -85,10 +85,16 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(ENOTDIR);
 			goto out;
 		}
-		if (p.mnt->ro && !(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
+		if (!(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
 		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
-			v = v_error(EROFS);
-			goto out;
+			if (p.kind == VN_HOST)
+				r = vfs_prepare(c->sb->vfs, &p, VC_CHANGE);
+			else
+				r = p.mnt->ro ? -EROFS : 0;
+			if (r < 0) {
+				v = v_error(-r);
+				goto out;
+			}
 		}
 	}
 	if (p.kind == VN_MAGIC_FD && (wants_write(flags) || (flags & O_CREAT))) {
@@ -150,13 +156,13 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		if (j)
 			net_job_free(j);
 	}
-	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? mode & ~c->task->proc->umask & 07777 : 0;
+	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->umask) : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
 	if (fd < 0) {
 		v = v_error(-fd);
 		goto out;
 	}
-	if (p.kind == VN_HOST && p.exists && S_ISDIR(p.st.st_mode) && !(flags & O_PATH)) {
+	if (p.kind == VN_HOST && p.exists && S_ISDIR(p.st.st_mode) && !(flags & O_PATH) && !p.upper) {
 		fd = vfs_filter_listing(c->sb->vfs, fd, p.vpath);
 		if (fd < 0) {
 			v = v_error(-fd);

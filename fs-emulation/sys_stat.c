@@ -28,6 +28,24 @@ static int node_stat(struct call *c, struct vfs_path *p, struct stat *st)
 		return r;
 	}
 	*st = p->st;
+	vfs_origin(p, st);
+	return 0;
+}
+
+/* stat of the caller's fd `fd`, with an overlay copy's lower identity. */
+static int task_fd_stat(struct call *c, int fd, struct stat *st)
+{
+	int r = fs_task_fd_stat(c, fd, st);
+	struct vfs *v = c->sb->vfs;
+	if (r < 0 || v->ov_base < 0 || st->st_dev != v->ov_dev)
+		return r;
+	char link[64], host[PATH_MAX];
+	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, fd);
+	ssize_t n = readlink(link, host, sizeof host - 1);
+	if (n > 0) {
+		host[n] = '\0';
+		vfs_origin_of_host(v, host, st);
+	}
 	return 0;
 }
 
@@ -50,7 +68,7 @@ static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi,
 			if (dirfd == AT_FDCWD)
 				snprintf(c->path[0], sizeof c->path[0], ".");
 			else {
-				r = fs_task_fd_stat(c, dirfd, &st);
+				r = task_fd_stat(c, dirfd, &st);
 				if (r < 0)
 					return v_error(-r);
 				goto write;
@@ -115,6 +133,13 @@ static void stat_to_statx(const struct stat *st, struct statx *sx)
 	sx->stx_rdev_minor = minor(st->st_rdev);
 }
 
+static void statx_ident(struct statx *sx, const struct stat *st)
+{
+	sx->stx_ino = st->st_ino;
+	sx->stx_dev_major = major(st->st_dev);
+	sx->stx_dev_minor = minor(st->st_dev);
+}
+
 struct verdict sys_statx(struct call *c)
 {
 	int dirfd = (int)c->arg[0];
@@ -132,9 +157,14 @@ struct verdict sys_statx(struct call *c)
 		if (fd < 0)
 			return v_error(EBADF);
 		r = statx(fd, "", AT_EMPTY_PATH | (flags & AT_STATX_SYNC_TYPE), mask, &sx);
+		int e = errno;
+		struct stat st;
+		if (r == 0 && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
+		    sx.stx_dev_minor == minor(c->sb->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
+			statx_ident(&sx, &st);
 		close(fd);
 		if (r < 0)
-			return v_error(errno);
+			return v_error(e);
 	} else {
 		struct vfs_path p;
 		const char *path = c->path[0][0] ? NULL : ".";
@@ -153,12 +183,17 @@ struct verdict sys_statx(struct call *c)
 			if (p.parent >= 0)
 				r = statx(p.parent, p.name, sf, mask, &sx);
 			else
-				r = statx(p.mnt->root_fd, "", sf | AT_EMPTY_PATH, mask, &sx);
+				r = statx(vfs_root_fd(&p), "", sf | AT_EMPTY_PATH, mask, &sx);
 			if (r < 0)
 				r = -errno;
 			/* /dev placeholders stand for the host's device */
 			if (r == 0 && p.mnt->kind == MNT_DEV && S_ISCHR(p.st.st_mode))
 				stat_to_statx(&p.st, &sx);
+			if (r == 0 && p.upper) {
+				struct stat st = p.st;
+				vfs_origin(&p, &st);
+				statx_ident(&sx, &st);
+			}
 		} else {
 			struct stat st;
 			r = node_stat(c, &p, &st);
@@ -203,7 +238,7 @@ static struct verdict access_common(struct call *c, int dirfd_argi, int path_arg
 		if (p.parent >= 0)
 			r = faccessat(p.parent, p.name, mode, AT_EACCESS | AT_SYMLINK_NOFOLLOW);
 		else
-			r = (int)syscall(SYS_faccessat2, p.mnt->root_fd, "", mode,
+			r = (int)syscall(SYS_faccessat2, vfs_root_fd(&p), "", mode,
 					 AT_EACCESS | AT_EMPTY_PATH);
 		v = r < 0 ? v_error(errno) : v_value(0);
 	}

@@ -24,6 +24,7 @@ enum mnt_kind {
 	MNT_TMPFS,  /* a private scratch directory, removed at exit */
 	MNT_DEV,    /* synthetic /dev: a skeleton with allowed device names */
 	MNT_PROC,   /* synthetic /proc: generated, sandbox pids only */
+	MNT_OVERLAY,/* a writable layer over a read-only host directory */
 };
 
 struct vfs_mount {
@@ -36,9 +37,14 @@ struct vfs_mount {
 	char host[PATH_MAX];   /* its host path (exec rewrite, never shown) */
 	dev_t dev;
 	ino_t ino;
+	/* MNT_OVERLAY: root_fd and host are the lower (host) layer; these
+	 * the writable upper layer (see overlay.c). */
+	int upper_fd;
+	char upper[PATH_MAX];
 };
 
 #define VFS_MAX_MOUNTS 64
+#define VFS_MAX_PHANTOMS 16
 
 struct vfs {
 	struct vfs_mount mnt[VFS_MAX_MOUNTS];
@@ -49,6 +55,14 @@ struct vfs {
 				      * inside scratch */
 	uid_t uid;                   /* sandbox credentials, for synthetic files */
 	gid_t gid;
+	/* The overlays' upper layers live below one base directory (in
+	 * scratch, or the --persist directory) together with the phantoms:
+	 * the inodes whose hard links stand for entries of a lower layer. */
+	int ov_base;
+	dev_t ov_dev;                /* the filesystem of the upper layers */
+	char ov_base_path[PATH_MAX];
+	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
+	int nphantom;
 };
 
 /* Walk flags. */
@@ -73,6 +87,8 @@ struct vfs_path {
 	bool exists;
 	struct stat st;         /* lstat of the node when it exists */
 	bool outside;           /* named something outside the view */
+	bool upper;             /* MNT_OVERLAY: `parent` (or the root) is in the
+				 * upper layer, and so is the node if it exists */
 	bool trailing_slash;
 	/* VN_MAGIC_FD: /proc/PID/fd/N, reopened from the task's fd. */
 	pid_t magic_pid;
@@ -80,14 +96,15 @@ struct vfs_path {
 };
 
 /* Set up the default view plus `extra` mounts; see mount.c. 0 / -errno with
- * a message in `err`. */
+ * a message in `err`.  `persist`: a directory holding the overlays' upper
+ * layers across runs, or NULL for private layers removed at exit. */
 struct vfs_mount_req {
 	const char *src;   /* host path (bind) or NULL (tmpfs) */
 	const char *dst;   /* virtual absolute path */
 	enum mnt_kind kind;
 	bool ro;
 };
-int vfs_setup(struct vfs *v, const char *scratch, uid_t uid, gid_t gid,
+int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
 	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen);
 void vfs_teardown(struct vfs *v);
 
@@ -124,6 +141,33 @@ struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath);
 struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len);
 /* The virtual path of host path `host`, or -ENOENT outside every mount. */
 int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len);
+/* Before a walked node or its directory changes: in a read-only mount
+ * -EROFS; in an overlay, copy up what the change needs so that `p` (its
+ * parent fd, name, stat) then names the upper layer.  0 or -errno. */
+enum vfs_change {
+	VC_CREATE,  /* a new name in p's directory */
+	VC_CHANGE,  /* the node's contents or attributes */
+	VC_REMOVE,  /* the name goes (unlink, rmdir, replaced by rename) */
+	VC_RENAME,  /* the node moves to another name */
+};
+int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what);
+/* The directory fd a walked mount root (p->parent < 0) is reached by. */
+int vfs_root_fd(const struct vfs_path *p);
+
+/* Overlay internals shared by the walk (overlay.c). */
+int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen);
+int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen);
+int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper);
+int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const char *dir,
+	      const char *name, struct stat *st);
+bool ov_root_upper(struct vfs_mount *m);
+/* An upper-layer node keeps the identity of the lower entry it was copied
+ * from, as overlayfs keeps st_ino: a program that remembered a directory's
+ * (st_dev, st_ino) before a copy-up (fts in rm and mv) finds it again.
+ * `p` walked to an existing node; `host` a host path of a granted fd. */
+void vfs_origin(const struct vfs_path *p, struct stat *st);
+void vfs_origin_of_host(struct vfs *v, const char *host, struct stat *st);
+
 /* Host path of a walked node (for exec), or -ENAMETOOLONG. */
 int vfs_host_path(const struct vfs_path *p, char *buf, size_t len);
 /* Open the walked node with open(2) flags (never following a final

@@ -91,6 +91,7 @@ struct dentry {
 	const struct vfs_mount *mnt;
 	char *rel;
 	int fd;
+	bool upper;  /* an overlay's upper-layer directory */
 };
 
 static struct dentry dcache[DCACHE_SLOTS];
@@ -106,14 +107,17 @@ static struct dentry *dcache_slot(const struct vfs_mount *m, const char *rel)
 	return &dcache[h % DCACHE_SLOTS];
 }
 
-static int dcache_get(const struct vfs_mount *m, const char *rel)
+static int dcache_get(const struct vfs_mount *m, const char *rel, bool *upper)
 {
 	struct dentry *d = dcache_slot(m, rel);
-	return d->rel && d->mnt == m && strcmp(d->rel, rel) == 0 ? d->fd : -1;
+	if (!d->rel || d->mnt != m || strcmp(d->rel, rel) != 0)
+		return -1;
+	*upper = d->upper;
+	return d->fd;
 }
 
 /* Hand `fd` to the cache.  True when the cache now owns it. */
-static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd)
+static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd, bool upper)
 {
 	char *copy = strdup(rel);
 	if (!copy)
@@ -123,7 +127,7 @@ static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd)
 		close(d->fd);
 		free(d->rel);
 	}
-	*d = (struct dentry){ m, copy, fd };
+	*d = (struct dentry){ m, copy, fd, upper };
 	return true;
 }
 
@@ -142,17 +146,25 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
  * a duplicate of the cached one, or opened (and a copy cached when the
  * mount allows).  The caller's fd never dies with a cache eviction: two
  * walks of one call (rename) may evict each other's entries. */
-static int open_dir(struct vfs_mount *m, const char *dir)
+static int open_parent(struct vfs_mount *m, const char *dir, bool *upper)
 {
-	int fd = cacheable(m) ? dcache_get(m, dir) : -1;
+	*upper = false;
+	if (m->kind == MNT_OVERLAY)
+		return ov_open_dir(m, dir, upper);
+	return open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+}
+
+static int open_dir(struct vfs_mount *m, const char *dir, bool *upper)
+{
+	int fd = cacheable(m) ? dcache_get(m, dir, upper) : -1;
 	if (fd >= 0) {
 		int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 		return d < 0 ? -errno : d;
 	}
-	fd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	fd = open_parent(m, dir, upper);
 	if (fd >= 0 && cacheable(m)) {
 		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (copy >= 0 && !dcache_put(m, dir, copy))
+		if (copy >= 0 && !dcache_put(m, dir, copy, *upper))
 			close(copy);
 	}
 	return fd;
@@ -178,11 +190,16 @@ static bool dev_placeholder(const char *name)
 	return false;
 }
 
-/* Fill out->st for a host node at (parent, name) and substitute device
- * nodes of the synthetic /dev. */
-static int host_lstat(struct vfs_mount *m, int parent, const char *name, struct stat *st)
+/* Fill out->st for a host node at (*parent, name) and substitute device
+ * nodes of the synthetic /dev.  In an overlay, a name of an upper
+ * directory that stands for the lower entry moves *parent to the lower
+ * directory `dir`. */
+static int host_lstat(struct vfs_mount *m, int *parent, bool *upper, const char *dir,
+		      const char *name, struct stat *st)
 {
-	if (fstatat(parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (m->kind == MNT_OVERLAY)
+		return ov_lookup(NULL, m, parent, upper, dir, name, st);
+	if (fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (m->kind == MNT_DEV && S_ISREG(st->st_mode) && dev_placeholder(name)) {
 		char host[64];
@@ -200,7 +217,8 @@ static void fill_root(struct vfs_path *out, struct vfs_mount *m)
 	snprintf(out->rel, sizeof out->rel, ".");
 	out->name = out->rel;
 	out->parent = -1;
-	out->exists = fstat(m->root_fd, &out->st) == 0;
+	out->upper = m->kind == MNT_OVERLAY && ov_root_upper(m);
+	out->exists = fstat(vfs_root_fd(out), &out->st) == 0;
 }
 
 /* Split "a/b/c" into the directory part ("a/b", or "." ) and the name. */
@@ -232,7 +250,8 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	char dir[PATH_MAX];
 	snprintf(out->rel, sizeof out->rel, "%s", rel);
 	const char *name = split_rel(out->rel, dir, sizeof dir);
-	int pfd = open_dir(m, dir);
+	bool upper;
+	int pfd = open_dir(m, dir, &upper);
 	if (pfd < 0) {
 		if (pfd == -ELOOP)
 			return 1;
@@ -240,7 +259,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 			out->outside = true;
 		return pfd;
 	}
-	int r = host_lstat(m, pfd, name, &out->st);
+	int r = host_lstat(m, &pfd, &upper, dir, name, &out->st);
 	if (r == 0 && S_ISLNK(out->st.st_mode) && ((flags & VW_FOLLOW) || out->trailing_slash)) {
 		close(pfd);
 		return 1;
@@ -254,6 +273,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	out->mnt = m;
 	out->kind = VN_HOST;
 	out->parent = pfd;
+	out->upper = upper;
 	out->name = name;
 	out->exists = r == 0;
 	return 0;
@@ -292,6 +312,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 	out->parent = -1;
 	out->exists = false;
 	out->outside = false;
+	out->upper = false;
 	out->vpath[0] = out->rel[0] = '\0';
 	if (path[0] == '\0')
 		return -ENOENT;
@@ -456,10 +477,11 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			char dir[PATH_MAX];
 			/* m covers next, so it covers its parent cur too */
 			snprintf(dir, sizeof dir, "%s", rel_of(m, cur[0] ? cur : "/"));
-			int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+			bool upper;
+			int pfd = open_parent(m, dir, &upper);
 			if (pfd < 0)
 				return pfd;
-			int r = host_lstat(m, pfd, comp, &st);
+			int r = host_lstat(m, &pfd, &upper, dir, comp, &st);
 			if (r == -ENOENT && m->kind == MNT_ROOT && cur[0] == '\0')
 				out->outside = true;
 			if (r < 0 && !(r == -ENOENT && last)) {
@@ -490,6 +512,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 				snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, next));
 				out->name = strrchr(out->rel, '/') ? strrchr(out->rel, '/') + 1 : out->rel;
 				out->parent = pfd;
+				out->upper = upper;
 				out->exists = r == 0;
 				if (r == 0)
 					out->st = st;
@@ -533,14 +556,16 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			char dir[PATH_MAX];
 			snprintf(out->rel, sizeof out->rel, "%s", rel);
 			const char *name = split_rel(out->rel, dir, sizeof dir);
-			int pfd = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+			bool upper;
+			int pfd = open_parent(m, dir, &upper);
 			if (pfd < 0)
 				return pfd;
 			out->mnt = m;
 			out->kind = VN_HOST;
+			out->exists = host_lstat(m, &pfd, &upper, dir, name, &out->st) == 0;
 			out->parent = pfd;
+			out->upper = upper;
 			out->name = name;
-			out->exists = host_lstat(m, pfd, name, &out->st) == 0;
 		}
 	}
 done:
@@ -553,7 +578,8 @@ done:
 
 int vfs_host_path(const struct vfs_path *p, char *buf, size_t len)
 {
-	int n = strcmp(p->rel, ".") == 0 ? snprintf(buf, len, "%s", p->mnt->host)
-					  : snprintf(buf, len, "%s/%s", p->mnt->host, p->rel);
+	const char *host = p->mnt->kind == MNT_OVERLAY && p->upper ? p->mnt->upper : p->mnt->host;
+	int n = strcmp(p->rel, ".") == 0 ? snprintf(buf, len, "%s", host)
+					  : snprintf(buf, len, "%s/%s", host, p->rel);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -95,8 +95,8 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 			*v = v_error(EADDRINUSE);
 		} else if (p.outside) {
 			*v = v_deny(ENOENT, "fs.outside-view");
-		} else if (p.mnt->ro || p.kind != VN_HOST) {
-			*v = v_error(p.mnt->ro ? EROFS : EACCES);
+		} else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0) {
+			*v = v_error(-r);
 		} else {
 			out->hold = p.parent; /* ownership moves to the target */
 			p.parent = -1;

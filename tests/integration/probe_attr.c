@@ -21,9 +21,9 @@ int main(void)
 	ok("chmod f 0600", syscall(SYS_chmod, "f", 0600));
 	show("stat f", "f");
 	ok("chmod f 04755", syscall(SYS_chmod, "f", 04755));
-	show("stat f", "f");
+	show("stat f after 04755", "f");
 	ok("chmod f 07777", syscall(SYS_chmod, "f", 07777));
-	show("stat f", "f");
+	show("stat f after 07777", "f");
 	ok("chmod f 0100644 (type bits ignored)", syscall(SYS_chmod, "f", 0100644));
 	show("stat f", "f");
 	ok("chmod d 0700", syscall(SYS_chmod, "d", 0700));

@@ -169,7 +169,7 @@ static void setup(void)
 		{ NULL, "/scratch", MNT_TMPFS, false },
 	};
 	char err[512] = "";
-	int r = vfs_setup(&v, scratch, getuid(), getgid(), req, 3, err, sizeof err);
+	int r = vfs_setup(&v, scratch, NULL, getuid(), getgid(), req, 3, err, sizeof err);
 	ck_assert_msg(r == 0, "vfs_setup: %d %s", r, err);
 }
 
@@ -424,7 +424,8 @@ START_TEST(test_symlink_absolute_is_virtual)
 	struct vfs_path p;
 	walk_ok("/", "/data/abs_passwd", VW_FOLLOW, "/etc/passwd", &p);
 	ck_assert_str_eq(p.mnt->vpath, "/etc");
-	ck_assert(p.mnt->ro);
+	ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY);
+	ck_assert(!p.upper); /* nothing written: the host's file itself */
 	struct stat host = host_st("/etc/passwd", true);
 	struct stat decoy = tree_st("etc/passwd", false);
 	ck_assert_msg(same_node(&p.st, &host), "not the host's /etc/passwd");
@@ -564,15 +565,16 @@ START_TEST(test_mount_roots)
 		vfs_path_release(&p);
 	}
 
+	/* The system directories: the host's, under a private layer. */
 	walk_ok("/", "/usr", 0, "/usr", &p);
-	ck_assert_int_eq(p.mnt->kind, MNT_BIND);
-	ck_assert(p.mnt->ro);
+	ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY);
+	ck_assert(!p.mnt->ro && !p.upper);
 	want = host_st("/usr", true);
 	ck_assert(same_node(&p.st, &want));
 	vfs_path_release(&p);
 
 	walk_ok("/", "/etc", 0, "/etc", &p);
-	ck_assert(p.mnt->ro);
+	ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY);
 	vfs_path_release(&p);
 
 	walk_ok("/", "/", 0, "/", &p);
@@ -611,8 +613,7 @@ START_TEST(test_top_dirs_mirror_host)
 			ck_assert(memcmp(want, got, (size_t)wn) == 0);
 		} else {
 			ck_assert(S_ISDIR(p.st.st_mode));
-			ck_assert_int_eq(p.mnt->kind, MNT_BIND);
-			ck_assert(p.mnt->ro);
+			ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY);
 		}
 		vfs_path_release(&p);
 
@@ -620,7 +621,7 @@ START_TEST(test_top_dirs_mirror_host)
 		ck_assert_int_eq(walk("/", tops[i], VW_FOLLOW, &p), 0);
 		ck_assert(p.exists && S_ISDIR(p.st.st_mode));
 		ck_assert_msg(same_node(&p.st, &hs), "%s -> %s: not the host's", tops[i], p.vpath);
-		ck_assert(p.mnt->ro);
+		ck_assert(!p.upper);
 		vfs_path_release(&p);
 	}
 	struct stat hsh;
@@ -920,7 +921,7 @@ START_TEST(test_setup_errors)
 		{ "/nonexistent/moat-unit-src", "/x", MNT_BIND, true },
 	};
 	memset(err, 0, sizeof err);
-	int r = vfs_setup(&v2, s2, getuid(), getgid(), missing, 1, err, sizeof err);
+	int r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), missing, 1, err, sizeof err);
 	ck_assert_int_eq(r, -ENOENT);
 	ck_assert_msg(strstr(err, "/nonexistent/moat-unit-src") != NULL, "err: \"%s\"", err);
 	vfs_teardown(&v2);
@@ -932,7 +933,7 @@ START_TEST(test_setup_errors)
 	at(file, sizeof file, tree, "f");
 	const struct vfs_mount_req notdir[] = { { file, "/x", MNT_BIND, true } };
 	memset(err, 0, sizeof err);
-	r = vfs_setup(&v2, s2, getuid(), getgid(), notdir, 1, err, sizeof err);
+	r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), notdir, 1, err, sizeof err);
 	ck_assert_int_eq(r, -ENOTDIR);
 	ck_assert_msg(strstr(err, file) != NULL, "err: \"%s\"", err);
 	vfs_teardown(&v2);
@@ -947,7 +948,7 @@ START_TEST(test_setup_errors)
 		many[i] = (struct vfs_mount_req){ NULL, dst[i], MNT_TMPFS, false };
 	}
 	memset(err, 0, sizeof err);
-	r = vfs_setup(&v2, s2, getuid(), getgid(), many, VFS_MAX_MOUNTS, err, sizeof err);
+	r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), many, VFS_MAX_MOUNTS, err, sizeof err);
 	ck_assert_int_eq(r, -ENOSPC);
 	ck_assert_msg(strstr(err, "too many mounts") != NULL, "err: \"%s\"", err);
 	vfs_teardown(&v2);
@@ -1057,7 +1058,7 @@ START_TEST(test_teardown_forgets_walks)
 		{ tree, "/rw", MNT_BIND, false },
 		{ NULL, "/scratch", MNT_TMPFS, false },
 	};
-	int r = vfs_setup(&v, scratch, getuid(), getgid(), req, 3, err, sizeof err);
+	int r = vfs_setup(&v, scratch, NULL, getuid(), getgid(), req, 3, err, sizeof err);
 	ck_assert_msg(r == 0, "vfs_setup: %s", err);
 
 	walk_ok("/", "/data/sub/only2", 0, "/data/sub/only2", &p);
