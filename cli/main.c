@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -27,7 +29,10 @@ static void usage(FILE *f)
 	      "  --bind SRC DST      show host directory SRC at DST, writable\n"
 	      "  --overlay SRC DST   show host directory SRC at DST under a private writable\n"
 	      "                      layer: changes stay in the sandbox, SRC is never written\n"
-	      "  --tmpfs DST         a private empty writable directory at DST\n"
+	      "  --tmpfs DST[:SIZE]  a private empty writable directory at DST (SIZE: its quota)\n"
+	      "  --disk-limit SIZE   all writable layers together (/tmp, /workspace, /dev/shm,\n"
+	      "                      --tmpfs, the overlays' layers) hold at most SIZE bytes;\n"
+	      "                      past it writes fail with ENOSPC (SIZE takes K, M, G)\n"
 	      "  --persist DIR       keep the writable layers of /usr, /etc and --overlay\n"
 	      "                      mounts in DIR, so a later run continues from them\n"
 	      "  --chdir DIR         start in DIR (default /workspace)\n"
@@ -57,6 +62,31 @@ static int parse_id(const char *s, unsigned *out)
 	if (errno || *end || end == s || v > 0xfffffffeUL)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/* "512", "64K", "1.5G" -> bytes. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	double mul = 1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'i' && mul > 1)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mul > 1e18)
+		return -1;
+	*out = (unsigned long long)(v * mul);
 	return 0;
 }
 
@@ -105,6 +135,8 @@ static int cmd_run(int argc, char **argv)
 	const char *chdir_to = "/workspace";
 	const char *audit_log = NULL;
 	const char *persist = NULL;
+	unsigned long long disk_limit = 0;
+	bool quota = false;
 	enum audit_level audit_level = AUDIT_DENIALS;
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
@@ -136,7 +168,7 @@ static int cmd_run(int argc, char **argv)
 			need = 2;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
-			 !strcmp(a, "--persist"))
+			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit"))
 			need = 1;
 		else
 			return die("unknown option %s", a, "see moat run --help");
@@ -146,6 +178,17 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs") ||
 		    !strcmp(a, "--overlay")) {
 			const char *dst = strcmp(a, "--tmpfs") == 0 ? x : y;
+			unsigned long long size = 0;
+			if (!strcmp(a, "--tmpfs") && strrchr(dst, ':')) {
+				static char dsts[VFS_MAX_MOUNTS][PATH_MAX];
+				const char *colon = strrchr(dst, ':');
+				if (parse_size(colon + 1, &size) < 0 || size == 0)
+					return die("--tmpfs %s: SIZE must be a positive number of bytes "
+						   "(K, M, G suffixes)", dst, NULL);
+				snprintf(dsts[nreq], sizeof dsts[0], "%.*s", (int)(colon - dst), dst);
+				dst = dsts[nreq];
+				quota = true;
+			}
 			if (dst[0] != '/')
 				return die("%s: the destination must be an absolute path", dst, a);
 			if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 ||
@@ -168,6 +211,7 @@ static int cmd_run(int argc, char **argv)
 					: strcmp(a, "--overlay") == 0 ? MNT_OVERLAY
 								      : MNT_BIND,
 				.ro = strcmp(a, "--ro-bind") == 0,
+				.size = size,
 			};
 		} else if (!strcmp(a, "--setenv")) {
 			if (!valid_env_name(x))
@@ -201,6 +245,11 @@ static int cmd_run(int argc, char **argv)
 			audit_log = x;
 		} else if (!strcmp(a, "--persist")) {
 			persist = x;
+		} else if (!strcmp(a, "--disk-limit")) {
+			if (parse_size(x, &disk_limit) < 0 || disk_limit == 0)
+				return die("--disk-limit %s: expected a positive number of bytes "
+					   "(K, M, G suffixes)", x, NULL);
+			quota = true;
 		} else if (!strcmp(a, "--audit-level")) {
 			if (!strcmp(x, "denials"))
 				audit_level = AUDIT_DENIALS;
@@ -216,6 +265,14 @@ static int cmd_run(int argc, char **argv)
 		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
 	if (!kernel_ok())
 		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
+	if (quota && !root)
+		return die("--disk-limit and --tmpfs DST:SIZE need root%s", "",
+			   "they are tmpfs mounts in a private mount namespace; run moat as root or "
+			   "drop them");
+	if (quota && (unshare(CLONE_NEWNS) < 0 ||
+		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+		return die("cannot make a private mount namespace for the quotas: %s",
+			   strerror(errno), NULL);
 	env[nenv] = NULL;
 
 	static struct sandbox sb;
@@ -276,6 +333,19 @@ static int cmd_run(int argc, char **argv)
 		size_t ln = strlen(layer);
 		snprintf(layer + ln, sizeof layer - ln, "%s%s", layer[ln - 1] == '/' ? "" : "/", base);
 	}
+	if (disk_limit) {
+		/* Every writable layer lives in scratch: one tmpfs of that size,
+		 * seen only in this mount namespace (the host sees an empty
+		 * directory, and gets its memory back when moat exits, even
+		 * killed). */
+		char opts[64];
+		snprintf(opts, sizeof opts, "size=%llu,mode=0711", disk_limit);
+		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+			int e = errno;
+			rmdir(scratch);
+			return die("--disk-limit: cannot mount its tmpfs: %s", strerror(e), NULL);
+		}
+	}
 	umask(0); /* the sandbox's own umask is applied by each handler */
 	char err[512];
 	int r = vfs_setup(&v, scratch, persist ? layer : NULL, uid, gid, req, nreq, err, sizeof err);
@@ -299,6 +369,10 @@ static int cmd_run(int argc, char **argv)
 			vfs_path_release(&p);
 	}
 	vfs_teardown(&v);
+	if (disk_limit) {
+		umount2(scratch, MNT_DETACH);
+		rmdir(scratch);
+	}
 	audit_close(sb.audit);
 	return code;
 }

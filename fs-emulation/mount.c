@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT || kind == MNT_OVERLAY;
 	m->upper_fd = -1;
 	m->upper[0] = '\0';
+	m->quota = false;
 	snprintf(m->host, sizeof m->host, "%s", host);
 	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
@@ -51,7 +53,7 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	}
 	m->dev = st.st_dev;
 	m->ino = st.st_ino;
-	return 0;
+	return idx;
 }
 
 /* Make the directories of `vpath` in the root skeleton, as long as the
@@ -101,7 +103,7 @@ static int add_overlay(struct vfs *v, const char *vpath, const char *host, const
 	int r = add_mount(v, vpath, MNT_OVERLAY, false, host, err, errlen);
 	if (r < 0)
 		return r;
-	return ov_add(v, &v->mnt[v->nmnt - 1], name, err, errlen);
+	return ov_add(v, &v->mnt[r], name, err, errlen);
 }
 
 /* /bin, /lib...: kept as the host has them, a symlink or a directory. */
@@ -240,6 +242,17 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 			char name[32];
 			snprintf(name, sizeof name, "tmpfs%d", i);
 			TRY(make_dir(scratch, name, 01777, host, sizeof host));
+			if (q->size) {
+				/* A quota: a tmpfs of that size, in moat's private
+				 * mount namespace (cli made one). */
+				char opts[64];
+				snprintf(opts, sizeof opts, "size=%llu,mode=1777", q->size);
+				if (mount("tmpfs", host, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+					snprintf(err, errlen, "--tmpfs %s: cannot make its quota: %s",
+						 q->dst, strerror(errno));
+					return -errno;
+				}
+			}
 		} else if (!realpath(q->src, host)) {
 			snprintf(err, errlen, "%s: %s", q->src, strerror(errno));
 			return -errno;
@@ -262,6 +275,7 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 			TRY(add_overlay(v, q->dst, host, name, err, errlen));
 		} else {
 			TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
+			v->mnt[r].quota = q->size > 0;
 		}
 	}
 #undef TRY
@@ -283,6 +297,8 @@ void vfs_teardown(struct vfs *v)
 {
 	vfs_dcache_clear();
 	for (int i = 0; i < v->nmnt; i++) {
+		if (v->mnt[i].quota)
+			umount2(v->mnt[i].host, MNT_DETACH);
 		if (v->mnt[i].root_fd >= 0)
 			close(v->mnt[i].root_fd);
 		if (v->mnt[i].upper_fd >= 0)

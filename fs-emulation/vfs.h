@@ -33,6 +33,7 @@ struct vfs_mount {
 	enum mnt_kind kind;
 	bool ro;
 	bool cached;           /* its directories may sit in the dentry cache */
+	bool quota;            /* a tmpfs of its own, unmounted at teardown */
 	int root_fd;           /* O_PATH directory fd of the host directory */
 	char host[PATH_MAX];   /* its host path (exec rewrite, never shown) */
 	dev_t dev;
@@ -103,6 +104,7 @@ struct vfs_mount_req {
 	const char *dst;   /* virtual absolute path */
 	enum mnt_kind kind;
 	bool ro;
+	unsigned long long size; /* tmpfs: a byte quota of its own (0: none) */
 };
 int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
 	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen);

@@ -7,6 +7,7 @@
  * namespace: each escape test names a host file that a host-side
  * resolution would reach, so a walk that leaks to the host fails here. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -164,12 +165,13 @@ static void setup(void)
 	}
 
 	const struct vfs_mount_req req[] = {
-		{ tree, "/data", MNT_BIND, true },
-		{ tree, "/rw", MNT_BIND, false },
-		{ NULL, "/scratch", MNT_TMPFS, false },
+		{ tree, "/data", MNT_BIND, true, 0 },
+		{ tree, "/rw", MNT_BIND, false, 0 },
+		{ NULL, "/scratch", MNT_TMPFS, false, 0 },
+		{ tree, "/ov", MNT_OVERLAY, false, 0 },
 	};
 	char err[512] = "";
-	int r = vfs_setup(&v, scratch, NULL, getuid(), getgid(), req, 3, err, sizeof err);
+	int r = vfs_setup(&v, scratch, NULL, getuid(), getgid(), req, 4, err, sizeof err);
 	ck_assert_msg(r == 0, "vfs_setup: %d %s", r, err);
 }
 
@@ -918,7 +920,7 @@ START_TEST(test_setup_errors)
 	at(s2, sizeof s2, base, "scratch2");
 	ck_assert_int_eq(mkdir(s2, 0700), 0);
 	const struct vfs_mount_req missing[] = {
-		{ "/nonexistent/moat-unit-src", "/x", MNT_BIND, true },
+		{ "/nonexistent/moat-unit-src", "/x", MNT_BIND, true, 0 },
 	};
 	memset(err, 0, sizeof err);
 	int r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), missing, 1, err, sizeof err);
@@ -931,7 +933,7 @@ START_TEST(test_setup_errors)
 	/* A file is not a directory to bind. */
 	ck_assert_int_eq(mkdir(s2, 0700), 0);
 	at(file, sizeof file, tree, "f");
-	const struct vfs_mount_req notdir[] = { { file, "/x", MNT_BIND, true } };
+	const struct vfs_mount_req notdir[] = { { file, "/x", MNT_BIND, true, 0 } };
 	memset(err, 0, sizeof err);
 	r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), notdir, 1, err, sizeof err);
 	ck_assert_int_eq(r, -ENOTDIR);
@@ -945,7 +947,7 @@ START_TEST(test_setup_errors)
 	static char dst[VFS_MAX_MOUNTS][16];
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++) {
 		snprintf(dst[i], sizeof dst[i], "/m%d", i);
-		many[i] = (struct vfs_mount_req){ NULL, dst[i], MNT_TMPFS, false };
+		many[i] = (struct vfs_mount_req){ NULL, dst[i], MNT_TMPFS, false, 0 };
 	}
 	memset(err, 0, sizeof err);
 	r = vfs_setup(&v2, s2, NULL, getuid(), getgid(), many, VFS_MAX_MOUNTS, err, sizeof err);
@@ -1054,9 +1056,9 @@ START_TEST(test_teardown_forgets_walks)
 	mk_file_in(p2, "only2", "2\n");
 	ck_assert_int_eq(mkdir(scratch, 0700), 0);
 	const struct vfs_mount_req req[] = {
-		{ tree2, "/data", MNT_BIND, true },
-		{ tree, "/rw", MNT_BIND, false },
-		{ NULL, "/scratch", MNT_TMPFS, false },
+		{ tree2, "/data", MNT_BIND, true, 0 },
+		{ tree, "/rw", MNT_BIND, false, 0 },
+		{ NULL, "/scratch", MNT_TMPFS, false, 0 },
 	};
 	int r = vfs_setup(&v, scratch, NULL, getuid(), getgid(), req, 3, err, sizeof err);
 	ck_assert_msg(r == 0, "vfs_setup: %s", err);
@@ -1074,6 +1076,227 @@ START_TEST(test_teardown_forgets_walks)
 END_TEST
 
 /* ---- the registry ---- */
+
+
+/* ---- the overlay: /ov is `tree` under a private layer ---- */
+
+static char *read_all(int dirfd, const char *name, char *buf, size_t len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "open %s: %s", name, strerror(errno));
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	ck_assert(n >= 0);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The names of virtual directory `vpath` as getdents64 on its granted fd
+ * lists them, sorted, with a type letter each: "d:sub f:f l:lnk". */
+static void listing(const char *vpath, char *out, size_t len)
+{
+	struct vfs_path p;
+	walk_ok("/", vpath, VW_FOLLOW, vpath, &p);
+	int fd = vfs_open(&v, NULL, &p, O_RDONLY | O_DIRECTORY, 0);
+	ck_assert_msg(fd >= 0, "open %s: %s", vpath, strerror(-fd));
+	vfs_path_release(&p);
+	DIR *d = fdopendir(fd);
+	ck_assert(d != NULL);
+	char names[256][NAME_MAX + 3];
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 256) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char t = de->d_type == DT_DIR ? 'd' : de->d_type == DT_LNK ? 'l'
+			 : de->d_type == DT_REG ? 'f' : '?';
+		snprintf(names[n++], sizeof names[0], "%c:%s", t, de->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		strncat(out, names[i], len - strlen(out) - 1);
+		if (i + 1 < n)
+			strncat(out, " ", len - strlen(out) - 1);
+	}
+}
+
+START_TEST(test_overlay_reads_lower)
+{
+	struct vfs_path p;
+	walk_ok("/", "/ov/sub/f", 0, "/ov/sub/f", &p);
+	ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY);
+	ck_assert(!p.upper);
+	struct stat want = tree_st("sub/f", false);
+	ck_assert(same_node(&p.st, &want));
+	vfs_path_release(&p);
+	/* Symlinks of the lower layer resolve in the view, as in a bind. */
+	walk_ok("/", "/ov/sub/rel", VW_FOLLOW, "/ov/f", &p);
+	vfs_path_release(&p);
+}
+END_TEST
+
+START_TEST(test_overlay_copy_up_leaves_host)
+{
+	struct vfs_path p;
+	walk_ok("/", "/ov/sub/f", 0, "/ov/sub/f", &p);
+	struct stat lower = p.st;
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CHANGE), 0);
+	ck_assert(p.upper);
+	int fd = vfs_open(&v, NULL, &p, O_WRONLY | O_TRUNC, 0);
+	ck_assert_msg(fd >= 0, "open for writing: %s", strerror(-fd));
+	ck_assert_int_eq(write(fd, "new\n", 4), 4);
+	close(fd);
+	vfs_path_release(&p);
+
+	char buf[64];
+	int tfd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_str_eq(read_all(tfd, "sub/f", buf, sizeof buf), "sub\n"); /* host unchanged */
+	close(tfd);
+	walk_ok("/", "/ov/sub/f", 0, "/ov/sub/f", &p);
+	ck_assert(p.upper);
+	ck_assert_str_eq(read_all(p.parent, p.name, buf, sizeof buf), "new\n");
+	/* The copy keeps the lower identity, as overlayfs keeps st_ino. */
+	struct stat st = p.st;
+	ck_assert(!same_node(&st, &lower));
+	vfs_origin(&p, &st);
+	ck_assert(same_node(&st, &lower));
+	vfs_path_release(&p);
+
+	/* The directory was copied up whole: every lower name, right types. */
+	char list[1024];
+	listing("/ov/sub", list, sizeof list);
+	ck_assert_str_eq(list, "d:deep f:f f:g l:abs_in_root l:dotdot l:esc l:escp l:escv "
+			       "l:hostabs l:hostesc l:rel");
+	/* ...and the parent keeps its lower identity too. */
+	walk_ok("/", "/ov/sub", 0, "/ov/sub", &p);
+	ck_assert(p.upper);
+	st = p.st;
+	vfs_origin(&p, &st);
+	struct stat tsub = tree_st("sub", false);
+	ck_assert(same_node(&st, &tsub));
+	vfs_path_release(&p);
+}
+END_TEST
+
+START_TEST(test_overlay_unlink_is_absence)
+{
+	struct vfs_path p;
+	walk_ok("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
+	vfs_path_release(&p);
+	walk_missing("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
+	vfs_path_release(&p);
+	(void)tree_st("sub/g", false); /* still on the host */
+	char list[1024];
+	listing("/ov/sub", list, sizeof list);
+	ck_assert_ptr_null(strstr(list, "f:g"));
+	ck_assert_ptr_nonnull(strstr(list, "f:f"));
+}
+END_TEST
+
+START_TEST(test_overlay_create_deep)
+{
+	struct vfs_path p;
+	/* Creating in a lower directory copies up the path to it. */
+	walk_missing("/", "/ov/chain/end/new", 0, "/ov/chain/end/new", &p);
+	ck_assert(!p.upper);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert(p.upper);
+	int fd = openat(p.parent, p.name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	ck_assert(fd >= 0);
+	close(fd);
+	vfs_path_release(&p);
+	walk_ok("/", "/ov/chain/end/new", 0, "/ov/chain/end/new", &p);
+	ck_assert(p.upper);
+	vfs_path_release(&p);
+	/* A sibling still in the lower layer is still the host's file. */
+	walk_ok("/", "/ov/chain/end/leaf", 0, "/ov/chain/end/leaf", &p);
+	ck_assert(!p.upper);
+	struct stat want = tree_st("chain/end/leaf", false);
+	ck_assert(same_node(&p.st, &want));
+	vfs_path_release(&p);
+	/* The chain of links in the copied-up directory still resolves. */
+	walk_ok("/", "/ov/chain/l1/leaf", VW_FOLLOW, "/ov/chain/end/leaf", &p);
+	vfs_path_release(&p);
+	char path[PATH_MAX];
+	at(path, sizeof path, tree, "chain/end/new");
+	struct stat st;
+	ck_assert_msg(lstat(path, &st) < 0, "the host's tree got the new file");
+}
+END_TEST
+
+START_TEST(test_overlay_dirs)
+{
+	struct vfs_path p;
+	/* A directory of the lower layer does not move (EXDEV, as overlayfs
+	 * without redirect_dir); one made in the layer does. */
+	walk_ok("/", "/ov/chain", 0, "/ov/chain", &p);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_RENAME), -EXDEV);
+	vfs_path_release(&p);
+	/* rmdir: a non-empty lower directory stays; an empty one goes, and
+	 * made again it is empty. */
+	walk_ok("/", "/ov/sub", 0, "/ov/sub", &p);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), -ENOTEMPTY);
+	vfs_path_release(&p);
+	walk_ok("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(unlinkat(p.parent, p.name, AT_REMOVEDIR), 0);
+	vfs_path_release(&p);
+	walk_missing("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
+	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert_int_eq(mkdirat(p.parent, p.name, 0755), 0);
+	vfs_path_release(&p);
+	char list[256];
+	listing("/ov/sub/deep", list, sizeof list);
+	ck_assert_str_eq(list, "");
+	(void)tree_st("sub/deep", false);
+}
+END_TEST
+
+START_TEST(test_overlay_persist)
+{
+	char layer[PATH_MAX], err[512] = "";
+	at(layer, sizeof layer, base, "layer");
+	const struct vfs_mount_req req[] = { { tree, "/ov", MNT_OVERLAY, false, 0 } };
+	for (int run = 0; run < 2; run++) {
+		char s2[PATH_MAX];
+		snprintf(s2, sizeof s2, "%s/s%d", base, run);
+		ck_assert_int_eq(mkdir(s2, 0700), 0);
+		int r = vfs_setup(&v2, s2, layer, getuid(), getgid(), req, 1, err, sizeof err);
+		ck_assert_msg(r == 0, "vfs_setup: %s", err);
+		struct vfs_path p;
+		if (run == 0) {
+			ck_assert_int_eq(vfs_walk(&v2, NULL, "/", "/ov/f", 0, &p), 0);
+			ck_assert_int_eq(vfs_prepare(&v2, &p, VC_REMOVE), 0);
+			ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
+			vfs_path_release(&p);
+		} else {
+			ck_assert_int_eq(vfs_walk(&v2, NULL, "/", "/ov/f", 0, &p), 0);
+			ck_assert_msg(!p.exists, "the deletion did not persist");
+			vfs_path_release(&p);
+			ck_assert_int_eq(vfs_walk(&v2, NULL, "/", "/ov/lnk", 0, &p), 0);
+			ck_assert(p.exists && S_ISLNK(p.st.st_mode));
+			vfs_path_release(&p);
+		}
+		vfs_teardown(&v2);
+	}
+	(void)tree_st("f", false);
+	/* A directory of the user's is never adopted as a layer. */
+	char mine[PATH_MAX];
+	at(mine, sizeof mine, base, "mine");
+	ck_assert_int_eq(mkdir(mine, 0755), 0);
+	mk_file_in(mine, "keep", "x");
+	char s3[PATH_MAX];
+	snprintf(s3, sizeof s3, "%s/s3", base);
+	ck_assert_int_eq(mkdir(s3, 0700), 0);
+	ck_assert_int_eq(vfs_setup(&v2, s3, mine, getuid(), getgid(), req, 1, err, sizeof err),
+			 -ENOTEMPTY);
+	vfs_teardown(&v2);
+}
+END_TEST
 
 START_TEST(test_registry_round_trip)
 {
@@ -1157,6 +1380,12 @@ static Suite *vfs_suite(void)
 	tcase_add_test(mnt_tc, test_top_dirs_mirror_host);
 	tcase_add_test(mnt_tc, test_mount_of);
 	tcase_add_test(mnt_tc, test_host_path);
+	tcase_add_test(mnt_tc, test_overlay_reads_lower);
+	tcase_add_test(mnt_tc, test_overlay_copy_up_leaves_host);
+	tcase_add_test(mnt_tc, test_overlay_unlink_is_absence);
+	tcase_add_test(mnt_tc, test_overlay_create_deep);
+	tcase_add_test(mnt_tc, test_overlay_dirs);
+	tcase_add_test(mnt_tc, test_overlay_persist);
 	tcase_add_test(mnt_tc, test_teardown_removes_scratch);
 	tcase_add_test(mnt_tc, test_setup_errors);
 	suite_add_tcase(s, mnt_tc);
