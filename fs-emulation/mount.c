@@ -41,6 +41,8 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT || kind == MNT_OVERLAY;
 	m->upper_fd = -1;
 	m->upper[0] = '\0';
+	m->shadow_fd = -1;
+	m->shadow[0] = '\0';
 	m->quota = false;
 	snprintf(m->host, sizeof m->host, "%s", host);
 	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -174,7 +176,7 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 	v->gid = gid;
 	v->ov_base = -1;
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++)
-		v->mnt[i].root_fd = v->mnt[i].upper_fd = -1;
+		v->mnt[i].root_fd = v->mnt[i].upper_fd = v->mnt[i].shadow_fd = -1;
 	char root[PATH_MAX], dir[PATH_MAX];
 	int r;
 #define TRY(x)                                                                                     \
@@ -303,6 +305,8 @@ void vfs_teardown(struct vfs *v)
 			close(v->mnt[i].root_fd);
 		if (v->mnt[i].upper_fd >= 0)
 			close(v->mnt[i].upper_fd);
+		if (v->mnt[i].shadow_fd >= 0)
+			close(v->mnt[i].shadow_fd);
 	}
 	if (v->ov_base >= 0)
 		close(v->ov_base);
@@ -344,11 +348,13 @@ struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len
 			best = m;
 			bl = hl;
 		}
-		hl = strlen(m->upper);
-		if (m->kind == MNT_OVERLAY && hl > bl && strncmp(host, m->upper, hl) == 0 &&
-		    (host[hl] == '/' || host[hl] == '\0')) {
-			best = m;
-			bl = hl;
+		for (int k = 0; k < 2 && m->kind == MNT_OVERLAY; k++) {
+			const char *h = k ? m->shadow : m->upper;
+			hl = strlen(h);
+			if (hl && hl > bl && strncmp(host, h, hl) == 0 && (host[hl] == '/' || host[hl] == '\0')) {
+				best = m;
+				bl = hl;
+			}
 		}
 	}
 	*len = bl;

@@ -116,6 +116,26 @@ int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
 	}
 	closedir(d);
 	close(dirfd);
+	/* The mount's shadowing files (the synthetic /etc/passwd...) are
+	 * listed even where the host has no file of that name. */
+	struct vfs_mount *m = vfs_mount_of(v, vpath);
+	if (m->shadow_fd >= 0 && strcmp(m->vpath, vpath) == 0) {
+		int sd = openat(m->shadow_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *sh = sd >= 0 ? fdopendir(sd) : NULL;
+		while (sh && (de = readdir(sh))) {
+			if (de->d_type != DT_REG)
+				continue;
+			char at[PATH_MAX * 2];
+			snprintf(at, sizeof at, "%s/%s", copy, de->d_name);
+			int f = open(at, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (f >= 0)
+				close(f);
+		}
+		if (sh)
+			closedir(sh);
+		else if (sd >= 0)
+			close(sd);
+	}
 	int fd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -242,6 +242,31 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 	return 0;
 }
 
+int ov_shadow(struct vfs_mount *m, const char *dir)
+{
+	snprintf(m->shadow, sizeof m->shadow, "%s", dir);
+	m->shadow_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return m->shadow_fd < 0 ? -errno : 0;
+}
+
+bool ov_shadowed(const struct vfs_mount *m, const char *name)
+{
+	struct stat st;
+	return m->shadow_fd >= 0 && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..") &&
+	       fstatat(m->shadow_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The lower directory `dir` of `m`, for looking up `name` there: the
+ * shadow directory when it stands in for that name. */
+static int lower_dir_for(struct vfs_mount *m, const char *dir, const char *name, int flags)
+{
+	if (strcmp(dir, ".") == 0 && ov_shadowed(m, name)) {
+		int fd = fcntl(m->shadow_fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	return open_beneath(m->root_fd, dir, flags);
+}
+
 int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper)
 {
 	*upper = false;
@@ -302,11 +327,18 @@ int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const c
 	      const char *name, struct stat *st)
 {
 	(void)v;
+	if (!*upper && strcmp(dir, ".") == 0 && ov_shadowed(m, name)) {
+		int sh = lower_dir_for(m, dir, name, 0);
+		if (sh < 0)
+			return sh;
+		close(*pfd);
+		*pfd = sh;
+	}
 	if (fstatat(*pfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (!*upper || !placeholder(*pfd, name, st))
 		return 0;
-	int low = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	int low = lower_dir_for(m, dir, name, O_PATH | O_DIRECTORY);
 	if (low < 0)
 		return low == -ENOTDIR ? -ENOENT : low;
 	close(*pfd);
@@ -320,7 +352,8 @@ int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const c
 static void origin_at(struct vfs_mount *m, const char *rel, struct stat *st)
 {
 	struct stat low;
-	if (fstatat(m->root_fd, rel, &low, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
+	int dir = ov_shadowed(m, rel) ? m->shadow_fd : m->root_fd;
+	if (fstatat(dir, rel, &low, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
 	    (low.st_mode & S_IFMT) == (st->st_mode & S_IFMT)) {
 		st->st_dev = low.st_dev;
 		st->st_ino = low.st_ino;
@@ -458,6 +491,20 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 	}
 	closedir(d);
 	close(low);
+	/* Shadowing files the lower layer lacks get their names too. */
+	if (r == 0 && strcmp(rel, ".") == 0 && m->shadow_fd >= 0) {
+		int sd = openat(m->shadow_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *sh = sd >= 0 ? fdopendir(sd) : NULL;
+		while (sh && r == 0 && (de = readdir(sh))) {
+			struct stat st;
+			if (de->d_type == DT_REG && fstatat(up, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				r = phantom_link(v, S_IFREG, up, de->d_name);
+		}
+		if (sh)
+			closedir(sh);
+		else if (sd >= 0)
+			close(sd);
+	}
 	if (r < 0)
 		return r;
 	/* Real now: the marker goes last, so an interrupted copy-up leaves a
@@ -523,7 +570,7 @@ static int copy_up_dirs(struct vfs *v, struct vfs_mount *m, const char *rel, boo
  * of the lower entry (lower directory `dir`). */
 static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char *name)
 {
-	int low = open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	int low = lower_dir_for(m, dir, name, O_PATH | O_DIRECTORY);
 	if (low < 0)
 		return low;
 	struct stat st;

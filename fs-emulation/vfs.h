@@ -42,6 +42,10 @@ struct vfs_mount {
 	 * the writable upper layer (see overlay.c). */
 	int upper_fd;
 	char upper[PATH_MAX];
+	/* Files that stand in for the lower layer's of the same name at the
+	 * mount's top (the synthetic /etc/passwd...): a directory of them. */
+	int shadow_fd;
+	char shadow[PATH_MAX];
 };
 
 #define VFS_MAX_MOUNTS 64
@@ -159,6 +163,11 @@ int vfs_root_fd(const struct vfs_path *p);
 /* Overlay internals shared by the walk (overlay.c). */
 int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen);
 int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen);
+/* Files of host directory `dir` replace the lower layer's files of the
+ * same names at the top of overlay `m` (until the sandbox changes them). */
+int ov_shadow(struct vfs_mount *m, const char *dir);
+/* Is `name` at the top of `m` one of its shadowing files? */
+bool ov_shadowed(const struct vfs_mount *m, const char *name);
 int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper);
 int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const char *dir,
 	      const char *name, struct stat *st);
