@@ -68,6 +68,7 @@ struct vfs {
 	char ov_base_path[PATH_MAX];
 	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
+	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */
 };
 
 /* Walk flags. */

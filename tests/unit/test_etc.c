@@ -1,0 +1,222 @@
+/* The synthetic /etc files: parsed back with the C library's own readers
+ * (fgetpwent, fgetgrent), so a format slip fails here, not in a program
+ * that looks itself up inside the sandbox. */
+#include <check.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs-emulation/etc.h"
+#include "fs-emulation/vfs.h"
+
+static struct vfs v; /* large: static; only uid, gid and hostname are used */
+static char buf[8192];
+
+static const char *gen(const char *name)
+{
+	int n = etc_generate(&v, name, buf, sizeof buf);
+	ck_assert_msg(n > 0, "etc_generate(%s): %d", name, n);
+	ck_assert_uint_eq(strlen(buf), (size_t)n);
+	return buf;
+}
+
+static void view(uid_t uid, gid_t gid, const char *hostname)
+{
+	v.uid = uid;
+	v.gid = gid;
+	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
+}
+
+/* The passwd entries of the generated file, in order; returns the count. */
+static int passwd_entries(struct passwd *out, char names[][32], char homes[][64],
+			  char shells[][64], int max)
+{
+	const char *text = gen("passwd");
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	ck_assert_ptr_nonnull(f);
+	int n = 0;
+	struct passwd *pw;
+	while ((pw = fgetpwent(f))) {
+		ck_assert_int_lt(n, max);
+		out[n] = *pw;
+		snprintf(names[n], 32, "%s", pw->pw_name);
+		snprintf(homes[n], 64, "%s", pw->pw_dir);
+		snprintf(shells[n], 64, "%s", pw->pw_shell);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+START_TEST(test_passwd_default_uid)
+{
+	struct passwd pw[8];
+	char names[8][32], homes[8][64], shells[8][64];
+	view(65534, 65534, "");
+	int n = passwd_entries(pw, names, homes, shells, 8);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(names[0], "root");
+	ck_assert_int_eq(pw[0].pw_uid, 0);
+	ck_assert_str_eq(homes[0], "/root");
+	/* The sandbox user comes before nobody: getpwuid(65534) names it. */
+	ck_assert_str_eq(names[1], "sandbox");
+	ck_assert_int_eq(pw[1].pw_uid, 65534);
+	ck_assert_int_eq(pw[1].pw_gid, 65534);
+	ck_assert_str_eq(homes[1], "/workspace");
+	ck_assert_str_eq(shells[1], "/bin/sh");
+	ck_assert_str_eq(names[2], "nobody");
+	ck_assert_int_eq(pw[2].pw_uid, 65534);
+}
+END_TEST
+
+START_TEST(test_passwd_other_ids)
+{
+	struct passwd pw[8];
+	char names[8][32], homes[8][64], shells[8][64];
+	view(1000, 1001, "");
+	int n = passwd_entries(pw, names, homes, shells, 8);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(names[1], "sandbox");
+	ck_assert_int_eq(pw[1].pw_uid, 1000);
+	ck_assert_int_eq(pw[1].pw_gid, 1001);
+	/* Nothing of the host's accounts. */
+	ck_assert_ptr_null(strstr(gen("passwd"), "daemon"));
+}
+END_TEST
+
+START_TEST(test_passwd_root_sandbox)
+{
+	struct passwd pw[8];
+	char names[8][32], homes[8][64], shells[8][64];
+	view(0, 0, "");
+	int n = passwd_entries(pw, names, homes, shells, 8);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(names[0], "root");
+	ck_assert_str_eq(homes[0], "/workspace");
+	ck_assert_str_eq(names[1], "nobody");
+	ck_assert_ptr_null(strstr(gen("passwd"), "sandbox"));
+}
+END_TEST
+
+START_TEST(test_group)
+{
+	view(1000, 1001, "");
+	const char *text = gen("group");
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	ck_assert_ptr_nonnull(f);
+	struct group *gr;
+	char names[8][32];
+	gid_t gids[8];
+	int n = 0;
+	while ((gr = fgetgrent(f)) && n < 8) {
+		snprintf(names[n], 32, "%s", gr->gr_name);
+		gids[n++] = gr->gr_gid;
+	}
+	fclose(f);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(names[0], "root");
+	ck_assert_int_eq(gids[0], 0);
+	ck_assert_str_eq(names[1], "sandbox");
+	ck_assert_int_eq(gids[1], 1001);
+	ck_assert_str_eq(names[2], "nogroup");
+	ck_assert_int_eq(gids[2], 65534);
+
+	view(0, 0, "");
+	ck_assert_str_eq(gen("group"), "root:x:0:\nnogroup:x:65534:\n");
+}
+END_TEST
+
+START_TEST(test_hostname_and_hosts)
+{
+	view(65534, 65534, "");
+	ck_assert_str_eq(gen("hostname"), "moat\n");
+	ck_assert_ptr_nonnull(strstr(gen("hosts"), "\n127.0.1.1\tmoat\n"));
+	view(65534, 65534, "build-7.example");
+	ck_assert_str_eq(etc_hostname(&v), "build-7.example");
+	ck_assert_str_eq(gen("hostname"), "build-7.example\n");
+	const char *h = gen("hosts");
+	ck_assert_msg(strncmp(h, "127.0.0.1\tlocalhost\n", 20) == 0, "%s", h);
+	ck_assert_ptr_nonnull(strstr(h, "\n127.0.1.1\tbuild-7.example\n"));
+	ck_assert_ptr_nonnull(strstr(h, "\n::1\tlocalhost"));
+	ck_assert_str_eq(etc_hostname(NULL), "moat");
+}
+END_TEST
+
+START_TEST(test_no_nameserver)
+{
+	view(65534, 65534, "");
+	const char *r = gen("resolv.conf");
+	ck_assert_ptr_null(strstr(r, "nameserver"));
+	ck_assert_ptr_nonnull(strstr(r, "moat denies it"));
+	/* Every line is a comment or an option the resolver knows. */
+	for (const char *l = r; *l; l = strchr(l, '\n') + 1)
+		ck_assert_msg(l[0] == '#' || strncmp(l, "options ", 8) == 0, "line: %s", l);
+}
+END_TEST
+
+START_TEST(test_nsswitch_files_only)
+{
+	view(65534, 65534, "");
+	char *copy = strdup(gen("nsswitch.conf"));
+	int dbs = 0;
+	for (char *save, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (l[0] == '#')
+			continue;
+		char db[32], src[32], extra[32];
+		ck_assert_int_eq(sscanf(l, "%31[^:]: %31s %31s", db, src, extra), 2);
+		ck_assert_str_eq(src, "files");
+		dbs++;
+	}
+	free(copy);
+	ck_assert_int_ge(dbs, 4);
+	ck_assert_ptr_nonnull(strstr(gen("nsswitch.conf"), "\nhosts:          files\n"));
+}
+END_TEST
+
+START_TEST(test_names_and_errors)
+{
+	view(65534, 65534, "");
+	int k = 0;
+	for (; etc_files[k]; k++)
+		ck_assert_int_gt(etc_generate(&v, etc_files[k], buf, sizeof buf), 0);
+	ck_assert_int_eq(k, 6);
+	ck_assert_int_eq(etc_generate(&v, "shadow", buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(etc_generate(&v, "", buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(etc_generate(&v, "passwd", buf, 10), -ENOSPC);
+	ck_assert_int_eq(etc_generate(&v, "passwd", buf, 0), -ENOSPC);
+	/* The count plus its NUL fits; one byte less does not. */
+	int n = etc_generate(&v, "hostname", buf, sizeof buf);
+	ck_assert_int_eq(etc_generate(&v, "hostname", buf, (size_t)n + 1), n);
+	ck_assert_int_eq(buf[n], '\0');
+	ck_assert_int_eq(etc_generate(&v, "hostname", buf, (size_t)n), -ENOSPC);
+}
+END_TEST
+
+static Suite *etc_suite(void)
+{
+	Suite *s = suite_create("etc");
+	TCase *tc = tcase_create("generate");
+	tcase_add_test(tc, test_passwd_default_uid);
+	tcase_add_test(tc, test_passwd_other_ids);
+	tcase_add_test(tc, test_passwd_root_sandbox);
+	tcase_add_test(tc, test_group);
+	tcase_add_test(tc, test_hostname_and_hosts);
+	tcase_add_test(tc, test_no_nameserver);
+	tcase_add_test(tc, test_nsswitch_files_only);
+	tcase_add_test(tc, test_names_and_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(etc_suite());
+
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
