@@ -38,6 +38,7 @@ static void usage(FILE *f)
 	      "  --chdir DIR         start in DIR (default /workspace)\n"
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
+	      "  --hostname NAME     the sandbox's host name (default moat)\n"
 	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
 	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
 	      "  --version, --help\n",
@@ -97,6 +98,16 @@ static bool valid_env_name(const char *s)
 	return true;
 }
 
+/* 1-64 characters of [A-Za-z0-9.-]: what uname's nodename, /etc/hostname
+ * and /etc/hosts can all carry unquoted. */
+static bool valid_hostname(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 64)
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") == n;
+}
+
 static int kernel_ok(void)
 {
 	struct utsname u;
@@ -137,6 +148,7 @@ static int cmd_run(int argc, char **argv)
 	const char *persist = NULL;
 	unsigned long long disk_limit = 0;
 	bool quota = false;
+	const char *hostname = "moat";
 	enum audit_level audit_level = AUDIT_DENIALS;
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
@@ -168,7 +180,7 @@ static int cmd_run(int argc, char **argv)
 			need = 2;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
-			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit"))
+			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
 			need = 1;
 		else
 			return die("unknown option %s", a, "see moat run --help");
@@ -241,6 +253,12 @@ static int cmd_run(int argc, char **argv)
 				uid = v, uid_set = true;
 			else
 				gid = v;
+		} else if (!strcmp(a, "--hostname")) {
+			if (!valid_hostname(x))
+				/* Not echoed: it may hold a newline, and the error is one line. */
+				return die("--hostname: not a valid host name%s", "",
+					   "give 1 to 64 characters of A-Z a-z 0-9 . -");
+			hostname = x;
 		} else if (!strcmp(a, "--audit-log")) {
 			audit_log = x;
 		} else if (!strcmp(a, "--persist")) {
@@ -291,6 +309,7 @@ static int cmd_run(int argc, char **argv)
 	sb.gid = gid;
 	sb.as_root = root;
 	sb.vfs = &v;
+	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return die("getrandom failed%s", "", NULL);

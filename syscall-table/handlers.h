@@ -47,5 +47,8 @@ H(sys_ioctl);            /* a request outside the allowlist */
 H(sys_seccomp);          /* seccomp with a listener: denied */
 H(sys_fcntl);            /* F_SETOWN/F_SETOWN_EX: sandbox owners only */
 
+/* interposer/sys_uname.c: the sandbox's own nodename */
+H(sys_uname);
+
 #undef H
 #endif

@@ -591,6 +591,8 @@ if want bad-input; then
     check125 "relative destination" run --ro-bind /usr usr -- true
     check125 "no command" run --tmpfs /x
     check125 "bad uid" run --uid abc -- true
+    check125 "bad hostname" run --hostname 'a b' -- true
+    check125 "long hostname" run --hostname "$(printf '%065d' 0)" -- true
     check125 "bad chdir" run --chdir /nonexistent-in-sandbox -- true
     check125 "unknown command" frobnicate
     after=$(ls -d /tmp/moat-* /dev/shm/moat-skel-* 2>/dev/null | sort)
