@@ -307,6 +307,10 @@ late_leftover() {
 	done
 }
 
+# hexs STRING: STRING in hex, for arguments an attempt must not find as
+# themselves in its own argv or environment.
+hexs() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; }
+
 last_line() { local l=""; [[ -s $1 ]] && l=$(tail -n 1 "$1"); printf '%s' "${l:0:300}"; }
 # Something to show when there is no verdict: stderr's last line, or stdout's.
 why() { if [[ -s $2 ]]; then last_line "$2"; else last_line "$1"; fi; }
@@ -321,7 +325,7 @@ one_attempt() {
 	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' rule="" nvict=0 ngrp=0 vcheck=""
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
 	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir o own_uid nuid="" fixture="" state=""
-	local hostbefore hostafter live=0 leftover="" left stdin_file=/dev/null t0 took timeout=$TIMEOUT
+	local hostbefore hostafter live=0 leftover="" left stdin_file=/dev/null t0 took timeout=$TIMEOUT mpid=0
 	# margs: the attempt's arguments under moat (when its view names things
 	# differently); mopts: moat options of this attempt; audit=0: held by an
 	# emulated error, no record expected; mcwd=1: run moat from $NCWD too;
@@ -329,8 +333,9 @@ one_attempt() {
 	# (re)makes the attempt's host files before each run; state: a function
 	# printing the host state that the moat run must leave as it was;
 	# stdin_file: the attempt's stdin in both runs; live=1: a liveness check
-	# (see the top), leftover: a function naming what outlived its moat run.
-	local margs=() mopts=() nwrap=()
+	# (see the top), leftover: a function naming what outlived its moat run;
+	# mpid=1: the moat run gets --setenv ESC_MOAT_PID <moat's own pid>.
+	local margs=() mopts=() nwrap=() mcmd=()
 
 	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
 	if ((UID0)); then
@@ -503,6 +508,14 @@ one_attempt() {
 	late_children)
 		args=(--native "esc-late-$TOKEN") margs=("esc-late-$TOKEN") margs_set=1 live=1 leftover=late_leftover
 		;;
+	# Every readable file, link and listing below /proc, searched for the
+	# host's name, pids outside the sandbox (1, the parent, and moat's own:
+	# mpid=1 hands it over as ESC_MOAT_PID) and host paths (the repository,
+	# moat's scratch and skeleton).  Audited: the look at /proc/<moat's pid>.
+	proc_leak)
+		args=("$(hexs "$(uname -n)")" "$(hexs "$ROOT")") mpid=1
+		re='open|openat|openat2|stat|lstat|newfstatat|statx' rule='fs.outside-view'
+		;;
 	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
 	# What moat names an i386/x32 call in its record is its own business:
 	# any kill record will do.  Without an i386 entry the int $0x80 faults
@@ -574,7 +587,10 @@ one_attempt() {
 	rm -f "$log"
 	((mcwd)) && { cd "$NCWD" || return; }
 	t0=$EPOCHREALTIME
-	TIMEOUT=$timeout $runner "$out" "$err" "$MOAT" run --ro-bind "$BIN" /t --audit-log "$log" \
+	mcmd=("$MOAT" run)
+	# exec keeps the pid: bash's $$ is moat's.
+	((mpid)) && mcmd=(bash -c 'exec "$0" run --setenv ESC_MOAT_PID "$$" "$@"' "$MOAT")
+	TIMEOUT=$timeout $runner "$out" "$err" "${mcmd[@]}" --ro-bind "$BIN" /t --audit-log "$log" \
 		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$name" "${margs[@]}" "${VICTIMS[@]}"
 	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	cd "$ROOT" || return
