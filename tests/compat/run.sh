@@ -573,18 +573,36 @@ python3 -c "import shutil, sys; shutil.move(sys.argv[1] + \"/t/d\", \"d\"); prin
 rm -rf d w'
 
 # --- bad input: one line, exit 125, nothing left behind ----------------------
+# Other moat runs on this host (other checkouts' suites) come and go in /tmp
+# and /dev/shm meanwhile: the scratch goes to a directory of this case
+# (MOAT_SCRATCH), and, where a mount namespace can be made (root), each run
+# gets a /dev/shm of its own, looked at when it is done.  Otherwise only
+# skeletons that appeared count.
 if want bad-input; then
     msg=""
-    before=$(ls -d /tmp/moat-* /dev/shm/moat-skel-* 2>/dev/null | sort)
+    bad_scratch=$W/bad-scratch
+    mkdir -p "$bad_scratch"
+    private_shm=0
+    [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null && private_shm=1
+    before=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)
     check125() { # description args...
         local what=$1
         shift
-        "$MOAT" "$@" </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        if [ "$private_shm" = 1 ]; then
+            MOAT_SCRATCH=$bad_scratch unshare -m sh -c 'mount -t tmpfs moat-bad /dev/shm || exit 99
+                "$@"; rc=$?; ls -A /dev/shm >"$0"; exit $rc' "$W/bad.shm" "$MOAT" "$@" \
+                </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        else
+            MOAT_SCRATCH=$bad_scratch "$MOAT" "$@" </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        fi
         local rc=$? lines
         lines=$(wc -l <"$W/bad.err")
         [ "$rc" = 125 ] || msg="$msg; $what: exit $rc, want 125"
         [ "$lines" = 1 ] || msg="$msg; $what: $lines lines on stderr, want 1"
         grep -q '^moat: ' "$W/bad.err" || msg="$msg; $what: stderr does not start with moat:"
+        [ "$private_shm" = 0 ] || [ ! -s "$W/bad.shm" ] ||
+            msg="$msg; $what: left in /dev/shm: $(tr '\n' ' ' <"$W/bad.shm")"
+        [ -z "$(ls -A "$bad_scratch")" ] || msg="$msg; $what: scratch left behind: $(ls -A "$bad_scratch" | tr '\n' ' ')"
     }
     check125 "unknown flag" run --bogus -- true
     check125 "missing source" run --bind /nonexistent-moat-src /x -- true
@@ -595,11 +613,11 @@ if want bad-input; then
     check125 "long hostname" run --hostname "$(printf '%065d' 0)" -- true
     check125 "bad chdir" run --chdir /nonexistent-in-sandbox -- true
     check125 "unknown command" frobnicate
-    after=$(ls -d /tmp/moat-* /dev/shm/moat-skel-* 2>/dev/null | sort)
-    # Only what appeared counts: other runs on this host (other checkouts'
-    # suites) may remove theirs meanwhile.
-    left=$(comm -13 <(echo "$before") <(echo "$after") | head -3 | tr '\n' ' ')
-    [ -z "$left" ] || msg="$msg; scratch left behind: $left"
+    if [ "$private_shm" = 0 ]; then
+        after=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)
+        left=$(comm -13 <(echo "$before") <(echo "$after") | head -3 | tr '\n' ' ')
+        [ -z "$left" ] || msg="$msg; skeleton left behind: $left"
+    fi
     report bad-input "${msg#; }"
 fi
 
