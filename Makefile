@@ -106,7 +106,10 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="$(ASAN_OPT)" \
 		LDFLAGS="-fsanitize=address,undefined" MOAT_OUT=build-asan/moat MOAT_BIN=build-asan/moat test
 
+# gVisor is a reference column of the bench only, not needed by the tests.
 bench: $(MOAT_OUT) probes
+	@dpkg-query -W -f='$${Status}\n' runsc 2>/dev/null | grep -q 'ok installed' || \
+		(apt-get install -y -qq runsc >/dev/null 2>&1 || echo "bench: runsc not installed; no gVisor column")
 	bench/run.sh
 
 format:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# moat benchmarks, side by side with native (and proot, strace -f when
-# installed), in one run.  Prints a markdown table; writes
+# moat benchmarks, side by side with native (and proot, strace -f and
+# gVisor's runsc with its ptrace platform when installed: `make bench`
+# installs runsc; BENCH_RUNSC=0 leaves that column out), in one run.  Prints a markdown table; writes
 # build/bench-results.json.  Never fails the build: it reports.
 #
 #     bench/run.sh            (from anywhere; MOAT=path overrides ./moat)

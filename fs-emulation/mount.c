@@ -1,5 +1,6 @@
 /* The mount table and the default view. */
 #include "fs-emulation/vfs.h"
+#include "fs-emulation/etc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -108,6 +109,33 @@ static int add_overlay(struct vfs *v, const char *vpath, const char *host, const
 	return ov_add(v, &v->mnt[r], name, err, errlen);
 }
 
+/* The synthetic /etc files (etc.c), generated once into the skeleton and
+ * shadowing the host's of those names in the /etc overlay: a program that
+ * rewrites one (sed -i /etc/hosts) copies the synthetic file up. */
+static int etc_files_make(struct vfs *v, struct vfs_mount *m, const char *skel)
+{
+	char dir[PATH_MAX];
+	int r = make_dir(skel, "etc", 0755, dir, sizeof dir);
+	if (r < 0)
+		return r;
+	static char buf[65536];
+	for (const char *const *f = etc_files; *f; f++) {
+		int n = etc_generate(v, *f, buf, sizeof buf);
+		if (n < 0)
+			return n;
+		char path[PATH_MAX * 2];
+		snprintf(path, sizeof path, "%s/%s", dir, *f);
+		int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		bool ok = write(fd, buf, (size_t)n) == n;
+		close(fd);
+		if (!ok)
+			return -EIO;
+	}
+	return ov_shadow(m, dir);
+}
+
 /* /bin, /lib...: kept as the host has them, a symlink or a directory. */
 static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
 {
@@ -205,6 +233,7 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 		TRY(mirror_top(v, tops[i], err, errlen));
 	TRY(skeleton_mkdirs(v, "/etc"));
 	TRY(add_overlay(v, "/etc", "/etc", "etc", err, errlen));
+	TRY(etc_files_make(v, vfs_mount_of(v, "/etc"), skel));
 
 	TRY(make_dir(scratch, "tmp", 01777, dir, sizeof dir));
 	TRY(skeleton_mkdirs(v, "/tmp"));

@@ -813,6 +813,7 @@ static const char *fstype_of(enum mnt_kind k)
 	case MNT_TMPFS: return "tmpfs";
 	case MNT_DEV: return "devtmpfs";
 	case MNT_PROC: return "proc";
+	case MNT_OVERLAY: return "overlay";
 	default: return "none"; /* binds: as /proc/mounts names them */
 	}
 }

@@ -22,6 +22,9 @@ CASE_TIMEOUT=${CASE_TIMEOUT:-180}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LANG=C.UTF-8 TERM=dumb
 unset LC_ALL LC_CTYPE LC_MESSAGES PYTHONPATH PYTHONHOME MPLCONFIGDIR GIT_DIR GIT_WORK_TREE
+# Run from `make check`, the native side would inherit the outer make's
+# level ("make[2]:") and flags; the sandbox starts with a clean environment.
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/moat-compat.XXXXXX") || exit 1
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
