@@ -324,6 +324,32 @@ struct verdict sys_readlinkat(struct call *c)
 	return readlink_common(c, 0, 1, 2, 3);
 }
 
+/* What statfs says of a mount: the filesystem a program would find on
+ * Linux for that kind of mount (tmpfs for /tmp, overlayfs for the system
+ * directories, proc...), with the numbers of the host filesystem below it
+ * (a quota's own when one is set: then the backing tmpfs is the mount). */
+static void statfs_kind(const struct vfs_mount *m, struct statfs *sf)
+{
+	switch (m ? m->kind : MNT_BIND) {
+	case MNT_TMPFS:
+	case MNT_DEV:
+	case MNT_ROOT:
+		sf->f_type = TMPFS_MAGIC;
+		break;
+	case MNT_OVERLAY:
+		sf->f_type = OVERLAYFS_SUPER_MAGIC;
+		break;
+	case MNT_PROC:
+		sf->f_type = PROC_SUPER_MAGIC;
+		break;
+	case MNT_BIND:
+		break; /* the host directory's own */
+	}
+	if (m && m->ro)
+		sf->f_flags |= ST_RDONLY;
+	sf->f_flags |= ST_NOSUID; /* set-id bits do nothing in the sandbox */
+}
+
 struct verdict sys_statfs(struct call *c)
 {
 	struct vfs_path p;
@@ -338,7 +364,6 @@ struct verdict sys_statfs(struct call *c)
 	}
 	if (p.kind != VN_HOST) {
 		memset(&sf, 0, sizeof sf);
-		sf.f_type = PROC_SUPER_MAGIC;
 		sf.f_bsize = 4096;
 		sf.f_namelen = 255;
 		sf.f_frsize = 4096;
@@ -354,11 +379,32 @@ struct verdict sys_statfs(struct call *c)
 			v = v_error(errno);
 			goto out;
 		}
-		if (p.mnt->ro)
-			sf.f_flags |= ST_RDONLY;
 	}
+	statfs_kind(p.mnt, &sf);
 	v = call_write(c, c->arg[1], &sf, sizeof sf) < 0 ? v_error(EFAULT) : v_value(0);
 out:
 	vfs_path_release(&p);
 	return v;
+}
+
+struct verdict sys_fstatfs(struct call *c)
+{
+	int fd = call_getfd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(EBADF);
+	struct statfs sf;
+	int r = fstatfs(fd, &sf);
+	int e = errno;
+	if (r == 0) {
+		char self[64], host[PATH_MAX];
+		fs_fdpath(fd, self, sizeof self);
+		ssize_t n = readlink(self, host, sizeof host - 1);
+		/* pipes, sockets, memfds keep the kernel's answer */
+		if (n > 0 && host[0] == '/' && strncmp(host, "/memfd:", 7) != 0)
+			statfs_kind(fs_mount_of_fd(c->sb->vfs, fd), &sf);
+	}
+	close(fd);
+	if (r < 0)
+		return v_error(e);
+	return call_write(c, c->arg[1], &sf, sizeof sf) < 0 ? v_error(EFAULT) : v_value(0);
 }
