@@ -162,7 +162,8 @@ static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
 
 static int dev_skeleton(struct vfs *v, const char *dir)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random", "urandom" };
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty",
+					    "ptmx" };
 	for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
 		char p[PATH_MAX];
 		snprintf(p, sizeof p, "%s/%s", dir, devs[i]);
@@ -182,6 +183,29 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 			return -errno;
 	}
 	char p[PATH_MAX];
+	/* pts: names appear as the sandbox opens /dev/ptmx (dev.c), written
+	 * by the supervisor while it acts with the sandbox's fsuid. */
+	snprintf(p, sizeof p, "%s/pts", dir);
+	if (mkdir(p, 0755) < 0 || (chown(p, v->uid, v->gid) < 0 && geteuid() == 0))
+		return -errno;
+	/* The terminal moat runs in, when the sandbox inherits it. */
+	v->tty_pts = -1;
+	for (int fd = 0; fd < 3 && v->tty_pts < 0; fd++) {
+		char link[64], host[64];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(link, host, sizeof host - 1);
+		if (l > 9 && isatty(fd)) {
+			host[l] = '\0';
+			if (strncmp(host, "/dev/pts/", 9) == 0 && strspn(host + 9, "0123456789") == strlen(host + 9)) {
+				v->tty_pts = atoi(host + 9);
+				char ph[PATH_MAX + 16];
+				snprintf(ph, sizeof ph, "%s/%s", p, host + 9);
+				int f = open(ph, O_CREAT | O_WRONLY | O_CLOEXEC, 0620);
+				if (f >= 0)
+					close(f);
+			}
+		}
+	}
 	snprintf(p, sizeof p, "%s/shm", dir);
 	return mkdir(p, 01777) < 0 ? -errno : 0;
 }
@@ -392,6 +416,15 @@ struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len
 
 int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len)
 {
+	/* The host devices /dev shows, and ptys of /dev/pts (dev.c decides
+	 * which can be opened): the same name inside. */
+	if (strncmp(host, "/dev/", 5) == 0 &&
+	    (vfs_dev_name(host + 5) ||
+	     (strncmp(host + 5, "pts/", 4) == 0 && host[9] &&
+	      strspn(host + 9, "0123456789") == strlen(host + 9)))) {
+		snprintf(out, len, "%s", host);
+		return 0;
+	}
 	size_t bl;
 	const struct vfs_mount *m = vfs_mount_of_host(v, host, &bl);
 	if (!m)

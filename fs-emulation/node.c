@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,9 +45,15 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	}
 	struct vfs_mount *m = p->mnt;
 	if (m->kind == MNT_DEV && p->exists && S_ISCHR(p->st.st_mode)) {
+		if (strncmp(p->rel, "pts/", 4) == 0)
+			return dev_open_pts(v, atoi(p->name), flags);
+		if (strcmp(p->name, "tty") == 0)
+			return t ? dev_open_tty(t->tid, flags) : -ENXIO;
 		char host[64];
 		snprintf(host, sizeof host, "/dev/%s", p->name);
 		int fd = open(host, (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && strcmp(p->name, "ptmx") == 0)
+			dev_opened_ptmx(v, fd);
 		return fd < 0 ? -errno : fd;
 	}
 	int fd;

@@ -68,6 +68,8 @@ struct vfs {
 	char ov_base_path[PATH_MAX];
 	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
+	int tty_pts;                 /* moat's own terminal, a pty the sandbox
+				      * inherited on fds 0-2: its number, or -1 */
 	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */
 };
 
@@ -190,6 +192,15 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 void reg_put(dev_t dev, ino_t ino, const char *vpath);
 /* The virtual path registered for (dev, ino), or NULL. */
 const char *reg_get(dev_t dev, ino_t ino);
+
+/* Terminals of the synthetic /dev (dev.c): the peer of the sandbox's
+ * master of pty N, the caller's controlling terminal, and the note that
+ * supervisor fd `fd` (just opened on /dev/ptmx) made a pty.  fd/-errno. */
+int dev_open_pts(struct vfs *v, int n, int flags);
+/* Is `name` one of the host devices /dev shows (null, zero, tty...)? */
+bool vfs_dev_name(const char *name);
+int dev_open_tty(pid_t tid, int flags);
+int dev_opened_ptmx(struct vfs *v, int fd);
 
 /* Synthetic /proc (proc.c). */
 int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,

@@ -181,9 +181,10 @@ void vfs_dcache_clear(void)
 }
 
 /* /dev entries that are placeholders for the host's device of that name. */
-static bool dev_placeholder(const char *name)
+bool vfs_dev_name(const char *name)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", NULL };
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty",
+					    "ptmx", NULL };
 	for (const char *const *d = devs; *d; d++)
 		if (strcmp(name, *d) == 0)
 			return true;
@@ -201,9 +202,11 @@ static int host_lstat(struct vfs_mount *m, int *parent, bool *upper, const char 
 		return ov_lookup(NULL, m, parent, upper, dir, name, st);
 	if (fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (m->kind == MNT_DEV && S_ISREG(st->st_mode) && dev_placeholder(name)) {
-		char host[64];
-		snprintf(host, sizeof host, "/dev/%s", name);
+	/* /dev/pts/N: a placeholder for a pty of the sandbox's (dev.c) */
+	bool pts = strcmp(dir, "pts") == 0;
+	if (m->kind == MNT_DEV && S_ISREG(st->st_mode) && (pts || vfs_dev_name(name))) {
+		char host[PATH_MAX];
+		snprintf(host, sizeof host, "/dev/%s%s", pts ? "pts/" : "", name);
 		if (stat(host, st) < 0)
 			return -errno;
 	}

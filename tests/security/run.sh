@@ -162,6 +162,22 @@ stop_victims() {
 # attempt is done.
 FIXTURE_PIDS=() FIXTURE_FILES=() FIXTURE_MOUNTS=()
 
+# pts_fixture: a pty on the host whose master a process of the sandbox's
+# uid holds until the fixtures go; its number in PTS_N.
+pts_fixture() {
+	local f=$WORK/pts.n
+	rm -f "$f"
+	setpriv --reuid="$SBX_UID" --regid="$SBX_UID" --clear-groups -- /usr/bin/python3 -c '
+import os, pty, sys, time
+m, s = pty.openpty()
+print(os.ttyname(s).rsplit("/", 1)[1], flush=True)
+time.sleep(120)' </dev/null >"$f" 2>/dev/null &
+	FIXTURE_PIDS+=("$!")
+	for _ in $(seq 50); do [[ -s $f ]] && break; sleep 0.1; done
+	PTS_N=$(cat "$f" 2>/dev/null)
+	[[ $PTS_N =~ ^[0-9]+$ ]]
+}
+
 # start_server READY MODE ARGS...: token_server.py in the background; waits
 # until it listens and sets SERVED to what it wrote (the port, or "ok").
 start_server() {
@@ -532,6 +548,14 @@ one_attempt() {
 	inherited_fd) exec 5<"$SECRET" && re='pidfd_open|pidfd_getfd' ;;
 	host_env) re='open|openat|openat2' ;;
 	list_home) re='open|openat|openat2|stat|lstat|newfstatat|statx|getdents64' ;;
+	# A pty of the host, by number: its master is held by a process of the
+	# sandbox's uid (pts_fixture), so host permissions let the attempt in
+	# natively.  Held by ENOENT (/dev/pts has only ptys whose master the
+	# sandbox holds), an emulated error: no audit record (audit=0).
+	pts_host)
+		pts_fixture || { echo "FAIL esc_$name: fixture (a host pty)"; return; }
+		args=("$PTS_N") audit=0 nuid=$SBX_UID
+		;;
 	*) echo "FAIL esc_$name: no entry in run.sh's table (args, audited syscalls)"; return ;;
 	esac
 	[[ -x $bin ]] || { echo "FAIL esc_$name: $bin not built (make probes)"; return; }

@@ -1,0 +1,138 @@
+/* Terminals in the synthetic /dev: /dev/ptmx, /dev/pts/N and /dev/tty.
+ *
+ * /dev/ptmx opens the host's multiplexer: a new pseudo-terminal pair whose
+ * master the sandbox holds.  The host's /dev/pts holds everybody's
+ * terminals, so /dev/pts/N is never opened by name: the supervisor finds a
+ * master of pty N among the sandbox's own fds and asks it for its peer
+ * (TIOCGPTPEER).  A pty the sandbox does not hold a master of does not
+ * exist here, whatever the host has under that number.  /dev/tty is the
+ * caller's controlling terminal: one of those ptys (after setsid and
+ * TIOCSCTTY, as script and pty.fork do), or none — the sandbox starts in a
+ * session of its own, so the terminal moat runs in is never reachable this
+ * way. */
+#include "fs-emulation/vfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "interposer/task.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* Is `fd` (the supervisor's) a pty master? Its number in *n. */
+static bool master_of(int fd, int *n)
+{
+	char self[64], host[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	ssize_t l = readlink(self, host, sizeof host - 1);
+	if (l <= 0)
+		return false;
+	host[l] = '\0';
+	if (strcmp(host, "/dev/ptmx") != 0 && strcmp(host, "/dev/pts/ptmx") != 0)
+		return false;
+	return ioctl(fd, TIOCGPTN, n) == 0;
+}
+
+struct find { int n; int flags; int fd; };
+
+/* A master of pty f->n among process p's fds: open its peer. */
+static int find_in(struct proc *p, void *arg)
+{
+	struct find *f = arg;
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/fd", p->tgid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char link[PATH_MAX], host[64];
+		snprintf(link, sizeof link, "%s/%s", dir, de->d_name);
+		ssize_t l = readlink(link, host, sizeof host - 1);
+		if (l <= 0)
+			continue;
+		host[l] = '\0';
+		if (strcmp(host, "/dev/ptmx") != 0 && strcmp(host, "/dev/pts/ptmx") != 0)
+			continue;
+		int copy = (int)syscall(SYS_pidfd_getfd, p->pidfd, atoi(de->d_name), 0);
+		int n;
+		if (copy < 0)
+			continue;
+		if (master_of(copy, &n) && n == f->n) {
+			f->fd = ioctl(copy, TIOCGPTPEER, f->flags | O_CLOEXEC);
+			if (f->fd < 0)
+				f->fd = -errno;
+			close(copy);
+			break;
+		}
+		close(copy);
+	}
+	closedir(d);
+	return f->fd != -ENOENT;
+}
+
+int dev_open_pts(struct vfs *v, int n, int flags)
+{
+	struct find f = { n, flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK), -ENOENT };
+	proc_foreach(find_in, &f);
+	if (f.fd == -ENOENT && v && n == v->tty_pts) {
+		/* the terminal moat was given, which the sandbox already holds */
+		char path[64];
+		snprintf(path, sizeof path, "/dev/pts/%d", n);
+		f.fd = open(path, f.flags | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+		if (f.fd < 0)
+			f.fd = -errno;
+	}
+	return f.fd;
+}
+
+int dev_open_tty(pid_t tid, int flags)
+{
+	/* tty_nr, field 7 of /proc/TID/stat (after the parenthesised comm) */
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t l = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (l <= 0)
+		return -ENXIO;
+	buf[l] = '\0';
+	char *s = strrchr(buf, ')');
+	unsigned long tty = 0;
+	if (!s || sscanf(s + 1, " %*c %*d %*d %*d %lu", &tty) != 1 || tty == 0)
+		return -ENXIO;
+	dev_t dev = (dev_t)tty;
+	/* Unix98 ptys: majors 136-143 */
+	if (major(dev) < 136 || major(dev) > 143)
+		return -ENXIO;
+	int n = (int)((major(dev) - 136) * 256 + minor(dev));
+	int r = dev_open_pts(NULL, n, flags);
+	return r == -ENOENT ? -ENXIO : r;
+}
+
+int dev_opened_ptmx(struct vfs *v, int fd)
+{
+	int n;
+	if (!master_of(fd, &n))
+		return 0;
+	/* A name in the /dev/pts listing (the supervisor writes it; the
+	 * mount is read-only to the sandbox). */
+	char path[PATH_MAX * 2];
+	snprintf(path, sizeof path, "%s/dev/pts/%d", v->skel, n);
+	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0620);
+	if (f >= 0)
+		close(f);
+	return 0;
+}
