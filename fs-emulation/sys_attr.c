@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -223,19 +224,7 @@ struct verdict sys_utime(struct call *c)
 	return utimens_common(c, ARG_CWD, 0, tp, 0);
 }
 
-struct verdict sys_xattr(struct call *c)
-{
-	/* Extended attributes of host files are not part of the view yet:
-	 * the path must exist, and then the answer is "not supported". */
-	struct vfs_path p;
-	bool follow = c->nr != 189 && c->nr != 192 && c->nr != 195 && c->nr != 198; /* l*xattr */
-	int r = fs_walk(c, ARG_CWD, 0, 0, follow ? VW_FOLLOW : 0, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
-	struct verdict v = p.exists ? v_error(EOPNOTSUPP) : fs_fail(c, &p, -ENOENT);
-	vfs_path_release(&p);
-	return v;
-}
+/* sys_xattr: below, after the name rules it shares with f*xattr. */
 
 struct verdict sys_inotify_add_watch(struct call *c)
 {
@@ -319,23 +308,34 @@ struct verdict sys_fchown(struct call *c)
 #define XATTR_NAME_MAX_ 255
 #define XATTR_SIZE_MAX_ 65536
 
-static int read_xattr_name(struct call *c, char *name)
+/* The name in argument 1, into path slot `slot`; `any`: a name of every
+ * namespace may be read (get), otherwise only user.* may be changed. */
+static int read_xattr_name_in(struct call *c, int slot, bool any, char *name)
 {
 	/* names are short strings: read through the path reader */
-	int r = call_read_path(c, 1, 0);
+	int r = call_read_path(c, 1, slot);
 	if (r < 0)
 		return r == -ENAMETOOLONG ? -ERANGE : -EFAULT;
-	size_t n = strlen(c->path[0]);
+	size_t n = strlen(c->path[slot]);
 	if (n == 0 || n > XATTR_NAME_MAX_)
 		return -ERANGE;
+	if (any) {
+		memcpy(name, c->path[slot], n + 1);
+		return 0;
+	}
 	/* Only the user namespace: security.capability would hand out file
 	 * capabilities, trusted.* and security.* are the host's business. */
-	if (strncmp(c->path[0], "system.", 7) == 0)
+	if (strncmp(c->path[slot], "system.", 7) == 0)
 		return -EOPNOTSUPP; /* ACLs: cp -a and mv fall back to the mode bits */
-	if (strncmp(c->path[0], "user.", 5) != 0)
+	if (strncmp(c->path[slot], "user.", 5) != 0)
 		return -EPERM;
-	memcpy(name, c->path[0], n + 1);
+	memcpy(name, c->path[slot], n + 1);
 	return 0;
+}
+
+static int read_xattr_name(struct call *c, char *name)
+{
+	return read_xattr_name_in(c, 0, false, name);
 }
 
 static struct verdict xattr_name_fail(int r)
@@ -377,4 +377,108 @@ struct verdict sys_fremovexattr(struct call *c)
 	int e = errno;
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
+}
+
+/* setxattr, getxattr, listxattr, removexattr and their l* forms: on a host
+ * node of the view, through its parent directory's fd and the l* calls
+ * (the walk already followed what was to be followed, so nothing is
+ * followed again); changes only in writable mounts (an overlay copies the
+ * node up first), names of the user namespace only.  Synthetic nodes have
+ * none: EOPNOTSUPP. */
+struct verdict sys_xattr(struct call *c)
+{
+	enum { SET, GET, LIST, REMOVE } op;
+	bool nofollow;
+	switch (c->nr) {
+	case SYS_setxattr: op = SET, nofollow = false; break;
+	case SYS_lsetxattr: op = SET, nofollow = true; break;
+	case SYS_getxattr: op = GET, nofollow = false; break;
+	case SYS_lgetxattr: op = GET, nofollow = true; break;
+	case SYS_listxattr: op = LIST, nofollow = false; break;
+	case SYS_llistxattr: op = LIST, nofollow = true; break;
+	case SYS_removexattr: op = REMOVE, nofollow = false; break;
+	default: op = REMOVE, nofollow = true; break;
+	}
+	char name[XATTR_NAME_MAX_ + 1] = "";
+	static char value[XATTR_SIZE_MAX_];
+	size_t size = op == SET ? (size_t)c->arg[3] : op == LIST ? (size_t)c->arg[2]
+			      : op == GET ? (size_t)c->arg[3] : 0;
+	if (op != LIST) {
+		int r = read_xattr_name_in(c, 1, op == GET, name);
+		if (r < 0)
+			return xattr_name_fail(r);
+	}
+	if (op == SET) {
+		if (size > XATTR_SIZE_MAX_)
+			return v_error(E2BIG);
+		if (size && call_read(c, c->arg[2], value, size) < 0)
+			return v_error(EFAULT);
+		if ((int)c->arg[4] & ~(XATTR_CREATE | XATTR_REPLACE))
+			return v_error(EINVAL);
+	}
+	struct vfs_path p;
+	int r = fs_walk(c, ARG_CWD, 0, 0, nofollow ? 0 : VW_FOLLOW, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	if (!p.exists) {
+		v = fs_fail(c, &p, -ENOENT);
+		goto out;
+	}
+	if (p.kind != VN_HOST || (p.mnt->kind == MNT_DEV && !S_ISDIR(p.st.st_mode))) {
+		v = v_error(op == LIST ? 0 : EOPNOTSUPP);
+		if (op == LIST)
+			v = v_value(0);
+		goto out;
+	}
+	if ((op == SET || op == REMOVE) && (r = vfs_prepare(c->sb->vfs, &p, VC_CHANGE)) < 0) {
+		v = v_error(-r);
+		goto out;
+	}
+	char at[PATH_MAX + 64];
+	int fd = -1;
+	if (p.parent >= 0) {
+		snprintf(at, sizeof at, "/proc/self/fd/%d/%s", p.parent, p.name);
+	} else {
+		fd = fs_opath(c, &p); /* a mount root: a directory, followed */
+		if (fd < 0) {
+			v = v_error(-fd);
+			goto out;
+		}
+		fs_fdpath(fd, at, sizeof at);
+	}
+	bool root = fd >= 0;
+	ssize_t n = 0;
+	size_t cap = size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : size;
+	switch (op) {
+	case SET:
+		n = root ? setxattr(at, name, value, size, (int)c->arg[4])
+			 : lsetxattr(at, name, value, size, (int)c->arg[4]);
+		break;
+	case REMOVE:
+		n = root ? removexattr(at, name) : lremovexattr(at, name);
+		break;
+	case GET:
+		n = root ? getxattr(at, name, cap ? value : NULL, cap)
+			 : lgetxattr(at, name, cap ? value : NULL, cap);
+		break;
+	case LIST:
+		n = root ? listxattr(at, cap ? value : NULL, cap)
+			 : llistxattr(at, cap ? value : NULL, cap);
+		break;
+	}
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		v = v_error(e == E2BIG && size > XATTR_SIZE_MAX_ ? ERANGE : e);
+	} else if ((op == GET || op == LIST) && cap && n > 0) {
+		const uint64_t buf = op == GET ? c->arg[2] : c->arg[1];
+		v = call_write(c, buf, value, (size_t)n) < 0 ? v_error(EFAULT) : v_value(n);
+	} else {
+		v = v_value(n);
+	}
+out:
+	vfs_path_release(&p);
+	return v;
 }

@@ -508,13 +508,9 @@ cat sym dirlink/g2 sub/up; [ sub/big -ef big ] && echo same-inode
 tar tvf ../a.tar | awk "{ print \$1, \$3, \$6, \$7, \$8 }" | sort | md5sum'
 
 # --- cp -a: a tree with links, modes and times, then compared ---------------
-# FAILS UNDER MOAT (moat's bug, kept as its report): cp -a sets permissions
-# with fsetxattr(fd, "system.posix_acl_access", <minimal ACL>), which Linux
-# accepts on an owned file; moat denies it with EPERM (rule
-# fs.xattr-namespace, fs-emulation/sys_attr.c:read_xattr_name).  cp then
-# prints "preserving permissions ... Operation not permitted", exits 1 and,
-# having forgotten the failed file, copies hard links as separate files.
-# EOPNOTSUPP (no ACL support) would make it fall back to fchmod silently.
+# cp sets permissions with fsetxattr(fd, "system.posix_acl_access"): moat
+# answers EOPNOTSUPP for system.* (as a filesystem without ACLs), and cp
+# falls back to fchmod silently, as on such a filesystem.
 case_ cp-a 'cd "$1" && mkdir -p t/d/e && cd t || exit 90
 echo one > f && ln f h && ln -s f s && ln -s d/e de && echo two > d/e/g && chmod 604 d/e/g && chmod 711 d
 find . -exec touch -h -d "2019-09-09 09:09:09" {} +
@@ -559,9 +555,6 @@ cat \"$1/out\""'
 # --- mv between /tmp and /workspace ---------------------------------------
 # Under moat these are two mounts: rename(2) gives EXDEV and mv copies and
 # deletes; natively (one directory) it is a rename.  The result is the same.
-# FAILS UNDER MOAT (moat's bug, the one cp-a reports): the EXDEV fallback
-# works, but mv's copy warns "preserving permissions ... Operation not
-# permitted" for every regular file (fsetxattr system.posix_acl_access).
 case_ mv-xdev 'cd "$1" || exit 90
 mkdir -p t/d/e && echo one > t/f && ln t/f t/h && ln -s f t/s && echo two > t/d/e/g && chmod 640 t/d/e/g
 find t -exec touch -h -d "2018-08-08 08:08:08" {} +
@@ -574,6 +567,36 @@ mv "$ws/f" "$1/f.back" 2>&1 && cat "$1/f.back" "$ws/h"
 mv "$ws" "$1/t" 2>&1 && ls "$1/t" && [ ! -e "$ws" ] && echo back
 python3 -c "import shutil, sys; shutil.move(sys.argv[1] + \"/t/d\", \"d\"); print(sorted(__import__(\"os\").listdir(\"d\")))" "$1"
 rm -rf d w'
+
+# --- extended attributes: user.* set, read, listed, removed, on files,
+# through symlinks, refused on a symlink itself (natively this runs as root:
+# no other namespace here) -----------------------------------------------
+case_ xattr 'cd "$1" || exit 90
+python3 - <<"EOF"
+import errno, os
+def t(label, f):
+    try:
+        print(label, "->", f())
+    except OSError as e:
+        print(label, "->", errno.errorcode[e.errno])
+open("x", "w").close()
+os.symlink("x", "lx")
+os.mkdir("d")
+t("set", lambda: os.setxattr("x", "user.a", b"1"))
+t("get", lambda: os.getxattr("x", "user.a"))
+t("set create exists", lambda: os.setxattr("x", "user.a", b"2", os.XATTR_CREATE))
+t("replace missing", lambda: os.setxattr("x", "user.q", b"2", os.XATTR_REPLACE))
+t("get missing", lambda: os.getxattr("x", "user.zz"))
+t("lset on symlink", lambda: os.setxattr("lx", "user.b", b"1", follow_symlinks=False))
+t("set via symlink", lambda: os.setxattr("lx", "user.c", b"3"))
+t("list via symlink", lambda: sorted(os.listxattr("lx")))
+t("dir", lambda: (os.setxattr("d", "user.d", b"4"), os.listxattr("d")))
+t("big value", lambda: len(os.setxattr("x", "user.big", b"v" * 3000) or os.getxattr("x", "user.big")))
+t("remove", lambda: os.removexattr("x", "user.a"))
+t("remove again", lambda: os.removexattr("x", "user.a"))
+t("list after", lambda: sorted(os.listxattr("x")))
+t("fd", lambda: (os.setxattr(os.open("x", os.O_RDONLY), "user.f", b"5"), os.getxattr("x", "user.f")))
+EOF'
 
 # --- bad input: one line, exit 125, nothing left behind ----------------------
 # Other moat runs on this host (other checkouts' suites) come and go in /tmp
