@@ -239,6 +239,8 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 		snprintf(err, errlen, "%s: %s", m->upper, strerror(-m->upper_fd));
 		return m->upper_fd;
 	}
+	if (ov_root_upper(m))
+		v->ov_used = true; /* a persisted layer with something in it */
 	return 0;
 }
 
@@ -371,7 +373,7 @@ void vfs_origin(const struct vfs_path *p, struct stat *st)
 
 void vfs_origin_of_host(struct vfs *v, const char *host, struct stat *st)
 {
-	if (v->ov_base < 0 || st->st_dev != v->ov_dev)
+	if (v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
 		return;
 	size_t bl;
 	struct vfs_mount *m = vfs_mount_of_host(v, host, &bl);
@@ -701,6 +703,7 @@ int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 
 	struct as_self s = self_begin();
 	bool changed = false;
+	v->ov_used = true;
 	int r = 0;
 	int up = copy_up_dirs(v, m, root ? "." : dir, &changed);
 	if (up < 0) {

@@ -37,7 +37,7 @@ static int task_fd_stat(struct call *c, int fd, struct stat *st)
 {
 	int r = fs_task_fd_stat(c, fd, st);
 	struct vfs *v = c->sb->vfs;
-	if (r < 0 || v->ov_base < 0 || st->st_dev != v->ov_dev)
+	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
 		return r;
 	char link[64], host[PATH_MAX];
 	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, fd);
@@ -159,7 +159,7 @@ struct verdict sys_statx(struct call *c)
 		r = statx(fd, "", AT_EMPTY_PATH | (flags & AT_STATX_SYNC_TYPE), mask, &sx);
 		int e = errno;
 		struct stat st;
-		if (r == 0 && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
+		if (r == 0 && c->sb->vfs->ov_used && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
 		    sx.stx_dev_minor == minor(c->sb->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
 			statx_ident(&sx, &st);
 		close(fd);

@@ -65,6 +65,8 @@ struct vfs {
 	 * the inodes whose hard links stand for entries of a lower layer. */
 	int ov_base;
 	dev_t ov_dev;                /* the filesystem of the upper layers */
+	bool ov_used;                /* some upper layer holds something: only
+				      * then can a granted file be a copy */
 	char ov_base_path[PATH_MAX];
 	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
