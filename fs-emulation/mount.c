@@ -241,15 +241,17 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 	} while (0)
 	err[0] = '\0';
 	TRY(make_dir(skel, "root", 0755, root, sizeof root));
-	TRY(add_mount(v, "/", MNT_ROOT, true, root, err, errlen));
-	/* The system directories: the host's, read-only, each under a private
-	 * writable layer (kept in `persist` across runs when given). */
+	/* The root and the system directories: each under a private writable
+	 * layer (kept in `persist` across runs when given).  The root's lower
+	 * layer is the skeleton of mount points; what the sandbox makes at the
+	 * top (/data, /opt...) lands in its layer. */
 	char base[PATH_MAX];
 	if (persist)
 		snprintf(base, sizeof base, "%s", persist);
 	else
 		snprintf(base, sizeof base, "%s/upper", scratch);
 	TRY(ov_setup(v, base, persist != NULL, err, errlen));
+	TRY(add_overlay(v, "/", root, "root", err, errlen));
 	TRY(skeleton_mkdirs(v, "/usr"));
 	TRY(add_overlay(v, "/usr", "/usr", "usr", err, errlen));
 	static const char *const tops[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
@@ -321,9 +323,10 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 		}
 		if (q->kind == MNT_OVERLAY) {
 			/* The layer is named by the destination, so a persisted
-			 * layer finds its mount again: "/data/in" -> "data+in". */
+			 * layer finds its mount again: "/data/in" -> "o+data+in"
+			 * (never a name of the default layers: root, usr, etc...). */
 			char name[PATH_MAX];
-			snprintf(name, sizeof name, "%s", q->dst + 1);
+			snprintf(name, sizeof name, "o+%s", q->dst + 1);
 			for (char *s = name; *s; s++)
 				if (*s == '/')
 					*s = '+';

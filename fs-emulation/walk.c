@@ -213,6 +213,22 @@ static int host_lstat(struct vfs_mount *m, int *parent, bool *upper, const char 
 	return 0;
 }
 
+/* A name missing at the top of the view is a look outside it when the
+ * host has that name at its root (/home, /var, /root...): the view hides
+ * it, and the attempt is audited.  Any other name is simply free — the
+ * root is writable (its own layer), so /data can be made. */
+static bool host_has_top(const char *rel)
+{
+	char top[NAME_MAX + 2] = "/";
+	size_t n = strcspn(rel, "/");
+	if (n == 0 || n > NAME_MAX)
+		return false;
+	memcpy(top + 1, rel, n);
+	top[n + 1] = '\0';
+	struct stat st;
+	return lstat(top, &st) == 0;
+}
+
 static void fill_root(struct vfs_path *out, struct vfs_mount *m)
 {
 	out->mnt = m;
@@ -258,8 +274,8 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	if (pfd < 0) {
 		if (pfd == -ELOOP)
 			return 1;
-		if (pfd == -ENOENT && m->kind == MNT_ROOT)
-			out->outside = true;
+		if (pfd == -ENOENT && m == &v->mnt[0])
+			out->outside = host_has_top(dir);
 		return pfd;
 	}
 	int r = host_lstat(m, &pfd, &upper, dir, name, &out->st);
@@ -271,8 +287,8 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 		close(pfd);
 		return r;
 	}
-	if (r == -ENOENT && m->kind == MNT_ROOT && strcmp(dir, ".") == 0)
-		out->outside = true;
+	if (r == -ENOENT && m == &v->mnt[0] && strcmp(dir, ".") == 0)
+		out->outside = host_has_top(name);
 	out->mnt = m;
 	out->kind = VN_HOST;
 	out->parent = pfd;
@@ -485,8 +501,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 			if (pfd < 0)
 				return pfd;
 			int r = host_lstat(m, &pfd, &upper, dir, comp, &st);
-			if (r == -ENOENT && m->kind == MNT_ROOT && cur[0] == '\0')
-				out->outside = true;
+			if (r == -ENOENT && m == &v->mnt[0] && cur[0] == '\0')
+				out->outside = host_has_top(comp);
 			if (r < 0 && !(r == -ENOENT && last)) {
 				close(pfd);
 				snprintf(out->vpath, sizeof out->vpath, "%s", next);
