@@ -137,6 +137,18 @@ static void warn_readonly_binds(struct sandbox *sb, struct vfs *v,
 	}
 }
 
+/* The overlay's copy-up works with moat's own credentials (interposer
+ * owns them). */
+static void creds_self_hook(void *sb)
+{
+	creds_self(sb);
+}
+
+static void creds_sandbox_hook(void *sb)
+{
+	creds_sandbox(sb);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static struct vfs_mount_req req[VFS_MAX_MOUNTS];
@@ -309,6 +321,9 @@ static int cmd_run(int argc, char **argv)
 	sb.gid = gid;
 	sb.as_root = root;
 	sb.vfs = &v;
+	v.creds_self = creds_self_hook;
+	v.creds_sandbox = creds_sandbox_hook;
+	v.creds_ctx = &sb;
 	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)

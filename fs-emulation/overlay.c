@@ -38,6 +38,7 @@
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define PH_NAME ".moat-lower"      /* inside a placeholder directory */
@@ -351,8 +352,13 @@ int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const c
 	return 0;
 }
 
+/* Directories only: a lower directory never moves (EXDEV), so its path
+ * names it; a file may be renamed or linked after its copy-up, and then
+ * the path would name another file (two names with one identity). */
 static void origin_at(struct vfs_mount *m, const char *rel, struct stat *st)
 {
+	if (!S_ISDIR(st->st_mode))
+		return;
 	struct stat low;
 	int dir = ov_shadowed(m, rel) ? m->shadow_fd : m->root_fd;
 	if (fstatat(dir, rel, &low, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
@@ -391,15 +397,20 @@ void vfs_origin_of_host(struct vfs *v, const char *host, struct stat *st)
 
 /* ---- copy-up ---- */
 
-/* Work on the upper layer as moat itself when moat is root, so copies keep
- * the lower owner; the sandbox's fsuid comes back afterwards. */
-struct as_self { bool on; uid_t uid; gid_t gid; };
+/* Work on the upper layer as moat itself when moat is root (every
+ * capability: a copy keeps the lower owner and ACLs whatever the sandbox's
+ * uid, 0 included); the sandbox's credentials come back afterwards. */
+struct as_self { bool on; uid_t uid; gid_t gid; struct vfs *v; };
 
-static struct as_self self_begin(void)
+static struct as_self self_begin(struct vfs *v)
 {
-	struct as_self s = { false, 0, 0 };
-	if (geteuid() == 0) {
-		s.on = true;
+	struct as_self s = { false, 0, 0, v };
+	if (geteuid() != 0)
+		return s;
+	s.on = true;
+	if (v && v->creds_self) {
+		v->creds_self(v->creds_ctx);
+	} else {
 		s.uid = (uid_t)setfsuid(0);
 		s.gid = (gid_t)setfsgid(0);
 	}
@@ -408,13 +419,41 @@ static struct as_self self_begin(void)
 
 static void self_end(struct as_self s)
 {
-	if (s.on) {
+	if (!s.on)
+		return;
+	if (s.v && s.v->creds_sandbox) {
+		s.v->creds_sandbox(s.v->creds_ctx);
+	} else {
 		setfsuid(s.uid);
 		setfsgid(s.gid);
 	}
 }
 
-static void copy_attrs(int fd, const struct stat *from)
+/* The extended attributes a copy keeps: ACLs (they decide who may read
+ * it) and user.* — never security.* (file capabilities) or trusted.*. */
+static void copy_xattrs(int fd, int src)
+{
+	static const char *const acls[] = { "system.posix_acl_access", "system.posix_acl_default" };
+	static char value[65536];
+	for (size_t i = 0; i < sizeof acls / sizeof acls[0]; i++) {
+		ssize_t n = fgetxattr(src, acls[i], value, sizeof value);
+		if (n >= 0)
+			fsetxattr(fd, acls[i], value, (size_t)n, 0);
+	}
+	char names[8192];
+	ssize_t len = flistxattr(src, names, sizeof names);
+	for (ssize_t off = 0; len > 0 && off < len; off += (ssize_t)strlen(names + off) + 1) {
+		const char *nm = names + off;
+		if (strncmp(nm, "user.", 5) != 0)
+			continue;
+		ssize_t n = fgetxattr(src, nm, value, sizeof value);
+		if (n >= 0)
+			fsetxattr(fd, nm, value, (size_t)n, 0);
+	}
+}
+
+/* Owner, mode, and (from lower fd `src`, when given) ACLs and user.*. */
+static void copy_attrs(int fd, int src, const struct stat *from)
 {
 	if (geteuid() == 0 && fchown(fd, from->st_uid, from->st_gid) < 0) {
 		/* an id this filesystem cannot hold: keep moat's */
@@ -424,6 +463,9 @@ static void copy_attrs(int fd, const struct stat *from)
 	if (fchmod(fd, from->st_mode & 01777) < 0) {
 		/* keeps the creation mode */
 	}
+	/* after the mode: setting an ACL rewrites the group bits */
+	if (src >= 0)
+		copy_xattrs(fd, src);
 }
 
 static void copy_times(int dirfd, const char *name, const struct stat *from)
@@ -511,7 +553,7 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 		return r;
 	/* Real now: the marker goes last, so an interrupted copy-up leaves a
 	 * placeholder, never a half-listed real directory. */
-	copy_attrs(up, &lst);
+	copy_attrs(up, low, &lst);
 	if (unlinkat(up, PH_NAME, 0) < 0)
 		return -errno;
 	struct timespec ts[2] = { lst.st_atim, lst.st_mtim };
@@ -606,9 +648,9 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 						break;
 					}
 				}
+				copy_attrs(out, in, &st);
 				if (in >= 0)
 					close(in);
-				copy_attrs(out, &st);
 				close(out);
 			}
 		} else if (S_ISLNK(st.st_mode)) {
@@ -640,6 +682,12 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 	if (r < 0 && r != -EEXIST)
 		unlinkat(up, tmp, 0);
 	return r;
+}
+
+static bool sticky(int dirfd)
+{
+	struct stat st;
+	return fstat(dirfd, &st) == 0 && (st.st_mode & S_ISVTX);
 }
 
 /* Is lower directory `rel` empty? */
@@ -701,7 +749,7 @@ int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 	if (p->upper && (what == VC_CREATE || (p->exists && !root)))
 		return 0; /* already there: the kernel does the rest */
 
-	struct as_self s = self_begin();
+	struct as_self s = self_begin(v);
 	bool changed = false;
 	v->ov_used = true;
 	int r = 0;
@@ -738,12 +786,15 @@ int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 					int sd = openat(up, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 									O_CLOEXEC);
 					if (sd >= 0) {
-						copy_attrs(sd, &p->st);
+						copy_attrs(sd, -1, &p->st);
 						close(sd);
 					}
 				}
 			}
-		} else if (what == VC_CHANGE || what == VC_RENAME) {
+		} else if (what == VC_CHANGE || what == VC_RENAME || (what == VC_REMOVE && sticky(up))) {
+			/* In a sticky directory the kernel asks who owns the
+			 * name: the copy's owner is the file's, the phantom's
+			 * is moat's. */
 			r = copy_up_file(m, up, dir, p->name);
 		}
 		changed = true;

@@ -70,6 +70,12 @@ struct vfs {
 	char ov_base_path[PATH_MAX];
 	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
+	/* The supervisor's own credentials (all capabilities, fsuid 0 when
+	 * root) for copy-up, and back to the sandbox's: set by whoever owns
+	 * the credentials (interposer); NULL: setfsuid only. */
+	void (*creds_self)(void *ctx);
+	void (*creds_sandbox)(void *ctx);
+	void *creds_ctx;
 	int tty_pts;                 /* moat's own terminal, a pty the sandbox
 				      * inherited on fds 0-2: its number, or -1 */
 	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */
