@@ -313,6 +313,120 @@ dev_fixture() {
 }
 dev_state() { stat -c '%a %u:%g %y %z' "$WORK/dev_null"; }
 
+# ovl_fixture: the canary trees of the overlay attempts (overlay_host_write,
+# overlay_lower_fd), remade before each run.  moat's default overlays take
+# their lower layer from /etc and /usr, which must never be written, so in
+# this attempt's mount namespace /etc and /usr become overlayfs mounts
+# (once) with upper directories under $WORK/ovl: the canaries
+# /etc/moat-esc-canary and /usr/share/moat-esc-canary are made through them
+# and live in $WORK, and a native run that writes "the host's /etc" writes
+# there.  The third, /etc/moat-esc-ovl-canary, is shown with --overlay at
+# /ov.  The moat runs keep their scratch in /etc/moat-esc-scratch (below).
+# Every canary is the sandbox's (SBX_UID), 0755/0644, old times.
+OVL_CANARIES=()
+ovl_fixture() {
+	local d=$WORK/ovl c prop f
+	if [[ ! -d $d/etc.upper ]]; then
+		# Mounts here must never reach the host's namespace.
+		prop=$(findmnt -no PROPAGATION --target /etc 2>/dev/null)
+		[[ $prop == private ]] || { echo "ovl_fixture: /etc is not a private mount here ($prop)"; return 1; }
+		prop=$(findmnt -no PROPAGATION --target /usr 2>/dev/null)
+		[[ $prop == private ]] || { echo "ovl_fixture: /usr is not a private mount here ($prop)"; return 1; }
+		mkdir -p "$d/etc.upper" "$d/etc.work" "$d/usr.upper" "$d/usr.work" && chmod 0755 "$d" || return
+		FIXTURE_FILES+=("$d")
+		mount -t overlay moat-esc-ovl-etc -o "lowerdir=/etc,upperdir=$d/etc.upper,workdir=$d/etc.work" /etc || return
+		FIXTURE_MOUNTS+=(/etc)
+		mount -t overlay moat-esc-ovl-usr -o "lowerdir=/usr,upperdir=$d/usr.upper,workdir=$d/usr.work" /usr || return
+		FIXTURE_MOUNTS+=(/usr)
+	fi
+	# moat's scratch (MOAT_SCRATCH, so its upper layers) on the /etc mount,
+	# as /tmp and /etc share the root file system on many hosts: a way
+	# that hard-links a lower file into the upper layer then works there
+	# as it would on such a host.
+	mkdir -p /etc/moat-esc-scratch && chmod 0755 /etc/moat-esc-scratch || return
+	OVL_CANARIES=(/etc/moat-esc-canary /usr/share/moat-esc-canary /etc/moat-esc-ovl-canary)
+	for c in "${OVL_CANARIES[@]}"; do
+		rm -rf "$c"
+		mkdir -p "$c/sub/deep" "$c/emptydir" "$c/mvdir/in" "$c/fddir" || return
+		for f in f f2 g h h2 t a u o r1 r2 r3 r4 r5 e1 e2 x fdfile sub/s sub/deep/s mvdir/in/m fddir/f; do
+			printf 'orig %s\n' "$f" >"$c/$f" || return
+		done
+		chown -R "$SBX_UID:$SBX_UID" "$c" && chmod -R u=rwX,go=rX "$c" &&
+			find "$c" -depth -exec touch -h -d @1000000000 {} + || return
+	done
+}
+# ovl_cp_fixture: the directory overlay_copyup sees at /ov (--overlay), the
+# sandbox's, holding the token in files and directories of uid 1000 that
+# the sandbox may not read, one set per way of the attempt (.0 to .12):
+# acl.W and d_acl.W/ are of the sandbox's group and 0640/0750, but a POSIX
+# ACL denies the sandbox's uid (user:SBX:---); priv.W and d_priv.W/ are
+# 0600/0700.  Remade before each run.
+ovl_cp_fixture() {
+	local d=$WORK/ovl_cp w
+	rm -rf "$d"
+	mkdir -p "$d/d" || return
+	FIXTURE_FILES+=("$d")
+	printf 'mine\n' >"$d/d/mine.txt" && chown "$SBX_UID:$SBX_UID" "$d/d" "$d/d/mine.txt" &&
+		chmod 0755 "$d" "$d/d" || return
+	# one set per way of the attempt (0..12)
+	for w in 0 1 2 3 4 5 6 7 8 9 10 11 12; do
+		mkdir "$d/d/d_acl.$w" "$d/d/d_priv.$w" &&
+			printf '%s\n' "$TOKEN" | tee "$d/d/acl.$w" "$d/d/priv.$w" "$d/d/d_acl.$w/tok.txt" \
+				"$d/d/d_priv.$w/tok.txt" >/dev/null &&
+			: >"$d/d/d_acl.$w/name-$TOKEN" && : >"$d/d/d_priv.$w/name-$TOKEN" &&
+			chown 1000:1000 "$d/d/priv.$w" "$d/d/d_priv.$w" "$d/d/d_acl.$w"/* "$d/d/d_priv.$w"/* &&
+			chown "1000:$SBX_UID" "$d/d/acl.$w" "$d/d/d_acl.$w" &&
+			chmod 0640 "$d/d/acl.$w" && chmod 0750 "$d/d/d_acl.$w" && chmod 0600 "$d/d/priv.$w" &&
+			chmod 0700 "$d/d/d_priv.$w" && chmod 0644 "$d/d/d_acl.$w"/* "$d/d/d_priv.$w"/* || return
+	done
+	# system.posix_acl_access as the kernel stores it (no setfacl needed):
+	# version 2, then (tag, perm, id): USER_OBJ, USER, GROUP_OBJ, MASK, OTHER.
+	python3 -c 'import os, struct, sys
+uid, d = int(sys.argv[1]), sys.argv[2]
+def acl(o, g):
+    e = [(1, o, -1), (2, 0, uid), (4, g, -1), (0x10, g, -1), (0x20, 0, -1)]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i & 0xffffffff) for t, p, i in e)
+for w in range(13):
+    os.setxattr(f"{d}/acl.{w}", "system.posix_acl_access", acl(6, 4))
+    os.setxattr(f"{d}/d_acl.{w}", "system.posix_acl_access", acl(7, 5))' "$SBX_UID" "$d/d"
+}
+ovl_cp_state() { tree_state "$WORK/ovl_cp/d"; }
+# ovl_layer_fixture: for overlay_layer, a tree (f, g, lnk -> f, sub/x) of
+# the sandbox's twice: as $WORK/ovl_layer/lower (--overlay at /ov) and, for
+# the native run, as base/ov beside a look-alike of moat's layer base
+# (base/.moat-layer holding "moat layer 1", base/.moat-phantom-f0).
+ovl_layer_fixture() {
+	local d=$WORK/ovl_layer t
+	rm -rf "$d"
+	mkdir -p "$d/base/ov" "$d/lower" || return
+	FIXTURE_FILES+=("$d")
+	for t in "$d/base/ov" "$d/lower"; do
+		mkdir "$t/sub" && printf 'f\n' >"$t/f" && printf 'g\n' >"$t/g" && printf 'x\n' >"$t/sub/x" &&
+			ln -s f "$t/lnk" && chown -hR "$SBX_UID:$SBX_UID" "$t" || return
+	done
+	printf 'moat layer 1\n' >"$d/base/.moat-layer" && : >"$d/base/.moat-phantom-f0" &&
+		chmod 0 "$d/base/.moat-phantom-f0" && chmod 0755 "$d" "$d/base" || return
+}
+# tree_state DIR: DIR as the host sees it: every entry's metadata (with
+# inode and ctime), every file's checksum, every extended attribute.
+tree_state() {
+	find "$1" -printf '%p %y %m %U %G %s %i %n %T@ %C@ %l\n' | LC_ALL=C sort
+	find "$1" -type f -exec sha256sum {} + | LC_ALL=C sort -k2
+	python3 -c 'import os, sys
+for r, ds, fs in os.walk(sys.argv[1]):
+    for n in sorted(ds + fs):
+        p = os.path.join(r, n)
+        for x in sorted(os.listxattr(p, follow_symlinks=False)):
+            print(p, x, os.getxattr(p, x, follow_symlinks=False).hex())' "$1"
+}
+# ovl_state: every canary of ovl_fixture, as tree_state shows it.
+ovl_state() {
+	local c
+	for c in "${OVL_CANARIES[@]}"; do
+		tree_state "$c"
+	done
+}
+
 # late_leftover: the processes of late_children (by the marker in their
 # argv) still there once moat has exited, zombies aside: "PID(STATE) ...".
 late_leftover() {
@@ -340,7 +454,7 @@ verdict() {
 one_attempt() {
 	local name=$1 bin=$BIN/esc_$1 re="" decision='deny|kill' rule="" nvict=0 ngrp=0 vcheck=""
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
-	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir o own_uid nuid="" fixture="" state=""
+	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir c o own_uid nuid="" fixture="" state=""
 	local hostbefore hostafter live=0 leftover="" left stdin_file=/dev/null t0 took timeout=$TIMEOUT mpid=0
 	# margs: the attempt's arguments under moat (when its view names things
 	# differently); mopts: moat options of this attempt; audit=0: held by an
@@ -351,7 +465,8 @@ one_attempt() {
 	# stdin_file: the attempt's stdin in both runs; live=1: a liveness check
 	# (see the top), leftover: a function naming what outlived its moat run;
 	# mpid=1: the moat run gets --setenv ESC_MOAT_PID <moat's own pid>.
-	local margs=() mopts=() nwrap=() mcmd=()
+	# menv: VAR=VALUE settings of moat's own environment for the moat run.
+	local margs=() mopts=() nwrap=() mcmd=() menv=()
 
 	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
 	if ((UID0)); then
@@ -512,6 +627,48 @@ one_attempt() {
 		dev_fixture || { echo "FAIL esc_$name: fixture (a node of ours over /dev/null)"; return; }
 		args=("$DEV_INO") audit=0 state=dev_state
 		;;
+	# Canary trees of the sandbox's uid where moat's overlays take their
+	# lower layers from: /etc/moat-esc-canary and /usr/share/moat-esc-canary
+	# (through this namespace's overlayfs on /etc and /usr, ovl_fixture) and
+	# /etc/moat-esc-ovl-canary (--overlay at /ov).  Natively as their owner.
+	# The changes succeed in the upper layer: no denial, no audit record
+	# (audit=0); ovl_state must not change across the moat run.
+	overlay_host_write)
+		fixture=ovl_fixture state=ovl_state nuid=$SBX_UID audit=0
+		args=(/etc/moat-esc-canary /usr/share/moat-esc-canary /etc/moat-esc-ovl-canary)
+		margs=(/etc/moat-esc-canary /usr/share/moat-esc-canary /ov) margs_set=1
+		mopts=(--overlay /etc/moat-esc-ovl-canary /ov) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
+		;;
+	# Files and directories the sandbox may not read (by ACL, by mode) in a
+	# directory of its own shown with --overlay (ovl_cp_fixture).  Natively
+	# as root: the plain reads work.  Under moat held by host permissions:
+	# emulated errors, no audit record (audit=0); ovl_cp_state must not
+	# change across the moat run.
+	overlay_copyup)
+		fixture=ovl_cp_fixture state=ovl_cp_state audit=0
+		args=("$WORK/ovl_cp/d") margs=(/ov) margs_set=1 mopts=(--overlay "$WORK/ovl_cp/d" /ov)
+		;;
+	# The overlay's own base directory and phantoms, from /ov (--overlay of
+	# ovl_layer_fixture's tree).  Natively from a look-alike base/ov, as
+	# its owner: ".." reaches base/.moat-layer.  Held by emulated errors
+	# (ENOENT): no audit record (audit=0).
+	overlay_layer)
+		fixture=ovl_layer_fixture nuid=$SBX_UID audit=0
+		args=("$WORK/ovl_layer/base/ov") margs=(/ov) margs_set=1
+		mopts=(--overlay "$WORK/ovl_layer/lower" /ov)
+		;;
+	# FILE and DIR of the /etc canary and of the --overlay one (ovl_fixture),
+	# opened read-only: the fds are the host's lower files, the sandbox's
+	# own.  Natively as their owner.  Held by EROFS or by a change that
+	# lands in the upper layer: no audit record (audit=0); ovl_state must
+	# not change across the moat run.
+	overlay_lower_fd)
+		fixture=ovl_fixture state=ovl_state nuid=$SBX_UID audit=0
+		c=/etc/moat-esc-ovl-canary
+		args=(/etc/moat-esc-canary/fdfile /etc/moat-esc-canary/fddir "$c/fdfile" "$c/fddir")
+		margs=(/etc/moat-esc-canary/fdfile /etc/moat-esc-canary/fddir /ov/fdfile /ov/fddir) margs_set=1
+		mopts=(--overlay "$c" /ov) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
+		;;
 	# Liveness checks (live=1, see the top): a FIFO open waiting for its
 	# peer; connects racing O_NONBLOCK against a full listener; children
 	# born while moat kills what the first process left.
@@ -611,9 +768,9 @@ one_attempt() {
 	rm -f "$log"
 	((mcwd)) && { cd "$NCWD" || return; }
 	t0=$EPOCHREALTIME
-	mcmd=("$MOAT" run)
+	mcmd=(env "${menv[@]}" "$MOAT" run)
 	# exec keeps the pid: bash's $$ is moat's.
-	((mpid)) && mcmd=(bash -c 'exec "$0" run --setenv ESC_MOAT_PID "$$" "$@"' "$MOAT")
+	((mpid)) && mcmd=(env "${menv[@]}" bash -c 'exec "$0" run --setenv ESC_MOAT_PID "$$" "$@"' "$MOAT")
 	TIMEOUT=$timeout $runner "$out" "$err" "${mcmd[@]}" --ro-bind "$BIN" /t --audit-log "$log" \
 		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$name" "${margs[@]}" "${VICTIMS[@]}"
 	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
@@ -632,7 +789,12 @@ one_attempt() {
 	if [[ -n $state ]]; then
 		hostafter=$($state 2>&1)
 		if [[ $hostafter != "$hostbefore" ]]; then
-			echo "FAIL esc_$name: under moat the host changed (exit $RC): before: $hostbefore; after: $hostafter"
+			if [[ $hostbefore == *$'\n'* ]]; then
+				echo "FAIL esc_$name: under moat the host changed (exit $RC): diff before after:"
+				diff <(printf '%s\n' "$hostbefore") <(printf '%s\n' "$hostafter") | head -n 20 | sed 's/^/    /'
+			else
+				echo "FAIL esc_$name: under moat the host changed (exit $RC): before: $hostbefore; after: $hostafter"
+			fi
 			return
 		fi
 	fi
