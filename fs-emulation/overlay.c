@@ -534,7 +534,6 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 		}
 	}
 	closedir(d);
-	close(low);
 	/* Shadowing files the lower layer lacks get their names too. */
 	if (r == 0 && strcmp(rel, ".") == 0 && m->shadow_fd >= 0) {
 		int sd = openat(m->shadow_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -549,11 +548,14 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 		else if (sd >= 0)
 			close(sd);
 	}
-	if (r < 0)
+	if (r < 0) {
+		close(low);
 		return r;
+	}
 	/* Real now: the marker goes last, so an interrupted copy-up leaves a
 	 * placeholder, never a half-listed real directory. */
 	copy_attrs(up, low, &lst);
+	close(low);
 	if (unlinkat(up, PH_NAME, 0) < 0)
 		return -errno;
 	struct timespec ts[2] = { lst.st_atim, lst.st_mtim };
