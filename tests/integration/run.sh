@@ -73,7 +73,8 @@ compare() {
 	known=0 stale=""
 	while IFS='	' read -r kp kprefix kwhy; do
 		case "$kp" in ''|'#'*) continue ;; esac
-		[ "$kp" = "$key" ] || continue
+		# a probe's name, or one run of it ("probe_overlay@/ov+upper-tmpfs")
+		[ "$kp" = "$key" ] || [ "$kp" = "$name" ] || continue
 		a=$(grep -F -- "$kprefix" "$out.native.cmp")
 		b=$(grep -F -- "$kprefix" "$out")
 		[ "$a" = "$b" ] && stale="$stale [$kprefix]"
