@@ -50,7 +50,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/gen/filter_blob.o
 # Probes, escape attempts and benchmarks are plain programs: no moat code.
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -D_GNU_SOURCE -O2 -g -Wall -o $@ $< -lpthread
+	$(CC) -std=c17 -D_GNU_SOURCE -O2 -g -Wall -Wno-format-truncation -o $@ $< -lpthread
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -O2 -g -Wall -o $@ $< -lpthread $(shell pkg-config --libs libseccomp)
