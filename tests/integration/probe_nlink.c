@@ -117,6 +117,7 @@ int main(void)
 	show("stat e5", "e5");
 	dfd = okfd("open d", open("d", O_RDONLY | O_DIRECTORY));
 	ok("linkat dfd \"\" e2 EMPTY_PATH (a dir)", lnat(dfd, "", AT_FDCWD, "e2", AT_EMPTY_PATH));
+	ok("linkat dfd \"\" e1 EMPTY_PATH (a dir, e1 exists)", lnat(dfd, "", AT_FDCWD, "e1", AT_EMPTY_PATH));
 	ok("linkat dfd file e3 EMPTY_PATH (a name: ordinary link)", lnat(dfd, "file", AT_FDCWD, "e3", AT_EMPTY_PATH));
 	nl("stat e3", "e3");
 	close(dfd);

@@ -141,6 +141,8 @@ int main(void)
 	try_open("O_WRONLY ld (link to dir)", "ld", O_WRONLY);
 	try_open("O_WRONLY|O_CREAT d", "d", O_WRONLY | O_CREAT);
 	try_open("O_RDWR .", ".", O_RDWR);
+	try_open("O_RDONLY|O_CREAT . (the start dir)", ".", O_RDONLY | O_CREAT);
+	try_open("O_RDONLY|O_CREAT d", "d", O_RDONLY | O_CREAT);
 	try_open("O_WRONLY f/", "f/", O_WRONLY);
 
 	/* O_TMPFILE's own argument rules */
