@@ -162,11 +162,23 @@ struct verdict sys_utimensat(struct call *c)
 	if (c->arg[2]) {
 		if (call_read(c, c->arg[2], ts, sizeof ts) < 0)
 			return v_error(EFAULT);
+		/* As the kernel: nothing to change, so neither the path, the
+		 * fd nor the flags are looked at. */
+		if (ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT)
+			return v_value(0);
+		for (int i = 0; i < 2; i++)
+			if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
+			    (ts[i].tv_nsec < 0 || ts[i].tv_nsec > 999999999))
+				return v_error(EINVAL);
 		tp = ts;
 	}
 	int flags = (int)c->arg[3];
-	if (!c->arg[1]) {
-		/* utimensat(fd, NULL, ...): futimens on the fd itself. */
+	if (!c->arg[1] && (int)c->arg[0] != AT_FDCWD) {
+		/* utimensat(fd, NULL, ...): futimens on the fd itself, which
+		 * takes no flags.  (With AT_FDCWD the NULL path is a path:
+		 * EFAULT from the walk.) */
+		if (flags)
+			return v_error(EINVAL);
 		int fd = meta_fd(c, (int)c->arg[0]);
 		if (fd < 0)
 			return v_error(-fd);
