@@ -100,7 +100,7 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
-	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->umask & 07777) < 0)
+	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0)
 		v = v_error(errno);
 	else
 		v = v_value(0);
@@ -193,7 +193,7 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
-					    fs_file_mode(mode & ~c->task->proc->umask), dev) < 0)
+					    fs_file_mode(mode & ~c->task->proc->fs->umask), dev) < 0)
 		v = v_error(errno);
 	else
 		v = v_value(0);

@@ -197,8 +197,9 @@ struct verdict sys_clone(struct call *c)
 struct verdict sys_umask(struct call *c)
 {
 	/* The kernel keeps the umask; we need it too, for the files the
-	 * supervisor creates on the process's behalf. */
-	c->task->proc->umask = (mode_t)(c->arg[0] & 0777);
+	 * supervisor creates on the process's behalf.  It lives in the fs
+	 * context, as in the kernel's fs_struct: CLONE_FS shares it. */
+	c->task->proc->fs->umask = (mode_t)(c->arg[0] & 0777);
 	return v_continue();
 }
 

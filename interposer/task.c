@@ -102,6 +102,7 @@ struct fsctx *fsctx_new(const char *cwd)
 		return NULL;
 	fs->refs = 1;
 	fs->fd = -1;
+	fs->umask = 022;
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
 	return fs;
 }
@@ -112,7 +113,6 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 	if (!p)
 		return NULL;
 	p->tgid = tgid;
-	p->umask = 022;
 	p->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (p->pidfd < 0) {
 		free(p);
@@ -122,8 +122,10 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 		p->fs = fsctx_new(fs ? fs->cwd : "/");
 		if (p->fs && fs && fs->fd >= 0)
 			p->fs->fd = fcntl(fs->fd, F_DUPFD_CLOEXEC, 0);
-		if (p->fs && fs)
+		if (p->fs && fs) {
 			p->fs->gone = fs->gone;
+			p->fs->umask = fs->umask;
+		}
 		if (!p->fs) {
 			close(p->pidfd);
 			free(p);

@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The virtual cwd: shared by threads and CLONE_FS children. */
+/* The kernel's fs_struct as moat needs it: the virtual cwd and the umask,
+ * shared by threads and CLONE_FS children, copied on fork. */
 struct fsctx {
 	int refs;
 	int fd;              /* O_PATH fd of the cwd (host dirs), or -1 */
 	bool gone;           /* the directory was removed */
+	mode_t umask;        /* for the files the supervisor creates */
 	char cwd[PATH_MAX];  /* its virtual path, refreshed from fd */
 };
 
@@ -24,7 +26,6 @@ struct proc {
 	int refs;            /* threads pointing here */
 	int pidfd;           /* the supervisor's own pidfd: signals go here */
 	struct fsctx *fs;
-	mode_t umask;
 	char exe[PATH_MAX];  /* virtual path of the running program */
 };
 

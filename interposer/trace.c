@@ -36,12 +36,13 @@ static void resume(pid_t pid, int sig)
 static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int event)
 {
 	(void)sb;
+	/* The flags of a clone(2), whatever event reports it: the kernel
+	 * says FORK for any clone whose exit signal is SIGCHLD, so
+	 * clone(CLONE_FS|SIGCHLD) arrives as a fork and must still share. */
 	unsigned long flags = 0;
-	if (event == PTRACE_EVENT_CLONE) {
-		struct user_regs_struct regs;
-		if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0)
-			flags = regs.orig_rax == SYS_clone ? regs.rdi : 0;
-	}
+	struct user_regs_struct regs;
+	if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0 && regs.orig_rax == SYS_clone)
+		flags = regs.rdi;
 	struct task *t = task_find(child);
 	bool held = t && t->held;
 	struct proc *pp = parent->proc;
@@ -55,7 +56,6 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 			kill(child, SIGKILL);
 			return;
 		}
-		np->umask = pp->umask;
 		snprintf(np->exe, sizeof np->exe, "%s", pp->exe);
 	}
 	if (!t) {

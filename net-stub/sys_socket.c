@@ -239,7 +239,7 @@ struct verdict sys_bind(struct call *c)
 	if (s < 0)
 		v = v_error(EBADF);
 	else {
-		mode_t old = umask(c->task->proc->umask);
+		mode_t old = umask(c->task->proc->fs->umask);
 		int r = bind(s, (struct sockaddr *)&t.sun, t.len);
 		v = r < 0 ? v_error(errno) : v_value(0);
 		umask(old);
