@@ -1,6 +1,7 @@
 /* chmod, chown, truncate, utimes, xattrs, inotify_add_watch. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -129,12 +130,24 @@ struct verdict sys_truncate(struct call *c)
 		v = v_error(EINVAL);
 	else {
 		int fd = vfs_open(c->sb->vfs, c->task, &p, O_WRONLY, 0);
-		if (fd < 0)
+		bool grows = len > p.st.st_size;
+		unsigned long long limit = ~0ULL;
+		if (fd < 0) {
 			v = v_error(-fd);
-		else {
+		} else if (grows && task_fsize_limit(c->tid, &limit) < 0) {
+			/* fail closed: the caller's limit is unknown */
+			v = v_deny(EPERM, "limits.fsize-unknown");
+		} else if (grows && (unsigned long long)len > limit) {
+			/* The supervisor's ftruncate would not see the caller's
+			 * RLIMIT_FSIZE: apply it as the kernel does for a file
+			 * that grows past it (inode_newsize_ok). */
+			task_signal(c->task, SIGXFSZ);
+			v = v_error(EFBIG);
+		} else {
 			v = ftruncate(fd, len) < 0 ? v_error(errno) : v_value(0);
-			close(fd);
 		}
+		if (fd >= 0)
+			close(fd);
 	}
 	vfs_path_release(&p);
 	return v;

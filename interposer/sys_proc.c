@@ -18,13 +18,6 @@
 #include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-#ifndef PIDFD_SIGNAL_THREAD
-#define PIDFD_SIGNAL_THREAD (1UL << 0)
-#endif
-
 static struct verdict outside(struct call *c, pid_t pid)
 {
 	snprintf(c->detail, sizeof c->detail, "target=%d", pid);
@@ -102,16 +95,7 @@ static struct verdict thread_kill(struct call *c, pid_t tgid, pid_t tid, int sig
 	struct task *t = task_find(tid);
 	if (!t || !t->proc || (tgid > 0 && t->proc->tgid != tgid))
 		return outside(c, tid);
-	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	int r;
-	if (fd >= 0) {
-		r = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, PIDFD_SIGNAL_THREAD);
-		r = r < 0 ? -errno : 0;
-		close(fd);
-	} else {
-		/* Before 6.9: the tid is a traced, unreaped thread of ours. */
-		r = syscall(SYS_tgkill, t->proc->tgid, tid, sig) < 0 ? -errno : 0;
-	}
+	int r = task_signal(t, sig);
 	return r < 0 ? v_error(-r) : v_value(0);
 }
 

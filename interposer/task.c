@@ -183,6 +183,58 @@ unsigned task_count(void)
 	return ntasks;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef PIDFD_SIGNAL_THREAD
+#define PIDFD_SIGNAL_THREAD (1UL << 0)
+#endif
+
+int task_signal(struct task *t, int sig)
+{
+	int fd = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
+	int r;
+	if (fd >= 0) {
+		r = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, PIDFD_SIGNAL_THREAD);
+		r = r < 0 ? -errno : 0;
+		close(fd);
+	} else {
+		/* Before 6.9: the tid is a traced, unreaped thread of ours. */
+		r = syscall(SYS_tgkill, t->proc ? t->proc->tgid : t->tid, t->tid, sig) < 0 ? -errno : 0;
+	}
+	return r;
+}
+
+int task_fsize_limit(pid_t tid, unsigned long long *soft)
+{
+	/* /proc/PID/limits, not prlimit(2): prlimit on another uid's
+	 * process needs CAP_SYS_RESOURCE, which the serving loop drops. */
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/limits", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	const char *l = strstr(buf, "\nMax file size ");
+	if (!l)
+		return -EIO;
+	l += strlen("\nMax file size ");
+	while (*l == ' ')
+		l++;
+	if (strncmp(l, "unlimited", 9) == 0) {
+		*soft = ~0ULL;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	*soft = strtoull(l, &end, 10);
+	return end == l || errno ? -EIO : 0;
+}
+
 void task_kill_unlinked(void)
 {
 	for (unsigned i = 0; i < NBUCKETS; i++)

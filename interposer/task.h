@@ -71,5 +71,13 @@ int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg);
 void task_kill_unlinked(void);
 /* Number of live tasks. */
 unsigned task_count(void);
+/* Send `sig` to thread `t` alone (as the kernel's send_sig to current),
+ * through a pidfd of the thread, so a recycled tid is never hit.  0 or
+ * -errno. */
+int task_signal(struct task *t, int sig);
+/* The soft RLIMIT_FSIZE of thread `tid`'s process (RLIM_INFINITY for
+ * none), for the file sizes the supervisor sets on its behalf.  0 or
+ * -errno. */
+int task_fsize_limit(pid_t tid, unsigned long long *soft);
 
 #endif
