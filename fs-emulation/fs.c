@@ -194,6 +194,24 @@ void fs_fdpath(int fd, char *buf, size_t len)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+enum fs_last fs_last_type(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return path[0] == '/' ? FS_LAST_ROOT : FS_LAST_NORM;
+	const char *s = path + n;
+	while (s > path && s[-1] != '/')
+		s--;
+	size_t l = (size_t)(path + n - s);
+	if (l == 1 && s[0] == '.')
+		return FS_LAST_DOT;
+	if (l == 2 && s[0] == '.' && s[1] == '.')
+		return FS_LAST_DOTDOT;
+	return FS_LAST_NORM;
+}
+
 void fs_register(int fd, const char *vpath)
 {
 	struct stat st;

@@ -55,6 +55,10 @@ static inline mode_t fs_file_mode(mode_t mode)
 {
 	return mode & 01777;
 }
+/* What the last component of `path` (as the program wrote it) is, as the
+ * kernel's last_type: a name, ".", "..", or the root ("/", "//"). */
+enum fs_last { FS_LAST_NORM, FS_LAST_DOT, FS_LAST_DOTDOT, FS_LAST_ROOT };
+enum fs_last fs_last_type(const char *path);
 /* Register a granted fd's meaning. */
 void fs_register(int fd, const char *vpath);
 

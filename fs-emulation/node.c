@@ -57,8 +57,8 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 		return fd < 0 ? -errno : fd;
 	}
 	int fd;
-	if (p->parent < 0) /* a mount root */
-		fd = openat(vfs_root_fd(p), ".", (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC, mode);
+	if (p->parent < 0) /* a mount root (O_EXCL stays: O_TMPFILE|O_EXCL is never linkable) */
+		fd = openat(vfs_root_fd(p), ".", (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC, mode);
 	else
 		fd = openat(p->parent, p->name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 	/* O_NOFOLLOW on a symlink the program itself asked to follow cannot

@@ -121,18 +121,14 @@ struct verdict sys_mkdirat(struct call *c)
 /* The last component as written: "." and ".." are refused by rmdir. */
 static int last_is_dot(const char *path)
 {
-	size_t n = strlen(path);
-	while (n > 1 && path[n - 1] == '/')
-		n--;
-	const char *s = path + n;
-	while (s > path && s[-1] != '/')
-		s--;
-	size_t l = (size_t)(path + n - s);
-	if (l == 1 && s[0] == '.')
+	switch (fs_last_type(path)) {
+	case FS_LAST_DOT:
 		return -EINVAL;
-	if (l == 2 && s[0] == '.' && s[1] == '.')
+	case FS_LAST_DOTDOT:
 		return -ENOTEMPTY;
-	return 0;
+	default:
+		return 0;
+	}
 }
 
 struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir);

@@ -15,24 +15,63 @@
 #include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
+/* The kernel's O_LARGEFILE (glibc's is 0 on x86_64; the kernel adds this
+ * bit itself to every 64-bit open). */
+#define KERNEL_O_LARGEFILE 00100000
 #define VALID_OPEN_FLAGS                                                                            \
 	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |      \
-	 O_ASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |     \
-	 O_SYNC | O_PATH | O_TMPFILE)
+	 O_ASYNC | O_DIRECT | KERNEL_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |          \
+	 O_CLOEXEC | O_SYNC | O_PATH | O_TMPFILE)
+#define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+/* The kernel's __O_TMPFILE alone (glibc's includes O_DIRECTORY). */
+#define O_TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
 
 static bool wants_write(int flags)
 {
 	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 }
 
+/* The kernel's build_open_flags: contradictory flags are EINVAL before
+ * any lookup, wherever the path leads (a mount root too). */
+static int open_flags_check(int flags)
+{
+	/* O_DIRECTORY|O_CREAT once created regular files; O_TMPFILE carries
+	 * O_DIRECTORY, so this also refuses O_TMPFILE|O_CREAT. */
+	if ((flags & (O_DIRECTORY | O_CREAT)) == (O_DIRECTORY | O_CREAT))
+		return -EINVAL;
+	if ((flags & O_TMPFILE_BIT) && (!(flags & O_DIRECTORY) || (flags & O_ACCMODE) == O_RDONLY))
+		return -EINVAL;
+	if ((flags & O_PATH) && (flags & ~O_PATH_FLAGS))
+		return -EINVAL;
+	return 0;
+}
+
+/* open(2)/openat(2) flags as the kernel takes them (build_open_how):
+ * unknown bits dropped, O_PATH keeping only what it allows. */
+static int legacy_open_flags(uint64_t raw)
+{
+	int flags = (int)(raw & VALID_OPEN_FLAGS);
+	return (flags & O_PATH) ? flags & O_PATH_FLAGS : flags;
+}
+
 static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
 			      mode_t mode, uint64_t resolve)
 {
 	struct vfs_path p;
+	int r = open_flags_check(flags);
+	if (r < 0)
+		return v_error(-r);
+	/* RESOLVE_CACHED: never for an open that would create or truncate. */
+	if ((resolve & RESOLVE_CACHED) && (flags & (O_TRUNC | O_CREAT | O_TMPFILE_BIT)))
+		return v_error(EAGAIN);
 	bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
 	int wflags = VW_FOLLOW;
 	if ((flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL)))
 		wflags = 0;
+	/* O_CREAT names the last component itself: with a trailing slash it
+	 * is EISDIR whatever is there (checked below). */
+	if (flags & O_CREAT)
+		wflags |= VW_LAST_NAME;
 	if (resolve & RESOLVE_NO_SYMLINKS)
 		wflags |= VW_NO_SYMLINKS;
 	if (resolve & RESOLVE_BENEATH)
@@ -41,7 +80,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		wflags |= VW_IN_ROOT;
 	if (resolve & RESOLVE_NO_XDEV)
 		wflags |= VW_NO_XDEV;
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, wflags, &p);
+	r = fs_walk(c, dirfd_argi, path_argi, 0, wflags, &p);
 	if (r < 0)
 		return fs_fail(c, &p, r);
 	struct verdict v = v_error(EACCES);
@@ -54,17 +93,17 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			goto out;
 		}
 	}
+	if (!p.exists && p.outside) {
+		v = v_deny(ENOENT, "fs.outside-view");
+		goto out;
+	}
+	if ((flags & O_CREAT) && p.trailing_slash && fs_last_type(c->path[0]) == FS_LAST_NORM) {
+		v = v_error(EISDIR);
+		goto out;
+	}
 	if (!p.exists) {
-		if (p.outside) {
-			v = v_deny(ENOENT, "fs.outside-view");
-			goto out;
-		}
 		if (!(flags & O_CREAT) || tmpfile) {
 			v = v_error(ENOENT);
-			goto out;
-		}
-		if (p.trailing_slash) {
-			v = v_error(EISDIR);
 			goto out;
 		}
 		if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0) {
@@ -76,7 +115,8 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(EEXIST);
 			goto out;
 		}
-		if (S_ISDIR(p.st.st_mode) && wants_write(flags) && !tmpfile && !(flags & O_PATH)) {
+		if (S_ISDIR(p.st.st_mode) &&
+		    (flags & O_CREAT || (wants_write(flags) && !tmpfile && !(flags & O_PATH)))) {
 			v = v_error(EISDIR);
 			goto out;
 		}
@@ -181,12 +221,12 @@ out:
 
 struct verdict sys_open(struct call *c)
 {
-	return do_open(c, ARG_CWD, 0, (int)c->arg[1], (mode_t)c->arg[2], 0);
+	return do_open(c, ARG_CWD, 0, legacy_open_flags(c->arg[1]), (mode_t)c->arg[2], 0);
 }
 
 struct verdict sys_openat(struct call *c)
 {
-	return do_open(c, 0, 1, (int)c->arg[2], (mode_t)c->arg[3], 0);
+	return do_open(c, 0, 1, legacy_open_flags(c->arg[2]), (mode_t)c->arg[3], 0);
 }
 
 struct verdict sys_creat(struct call *c)
@@ -214,7 +254,9 @@ struct verdict sys_openat2(struct call *c)
 	if (how.resolve & ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
 				     RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
 		return v_error(EINVAL);
-	if (how.mode & ~07777ULL || (how.mode && !(how.flags & (O_CREAT | __O_TMPFILE))))
+	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
+		return v_error(EINVAL); /* scoping flags exclude each other */
+	if (how.mode & ~07777ULL || (how.mode && !(how.flags & (O_CREAT | O_TMPFILE_BIT))))
 		return v_error(EINVAL);
 	return do_open(c, 0, 1, (int)how.flags, (mode_t)how.mode, how.resolve);
 }

@@ -87,6 +87,10 @@ struct vfs {
 #define VW_BENEATH     0x04  /* RESOLVE_BENEATH: leaving `base` -> EXDEV */
 #define VW_IN_ROOT     0x08  /* RESOLVE_IN_ROOT: `base` acts as the root */
 #define VW_NO_XDEV     0x10  /* RESOLVE_NO_XDEV: crossing a mount -> EXDEV */
+#define VW_LAST_NAME   0x20  /* the last component is a name the call itself acts
+			      * on (O_CREAT, rename): a trailing slash neither
+			      * follows it nor demands a directory; the caller
+			      * applies its own rule (out->trailing_slash) */
 
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`

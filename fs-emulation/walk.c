@@ -252,6 +252,14 @@ static const char *split_rel(const char *rel, char *dir, size_t dirlen)
 	return slash + 1;
 }
 
+/* Does the last component get followed when it is a symlink? */
+static bool follow_last(int flags, bool trailing_slash)
+{
+	if (flags & VW_LAST_NAME)
+		return !trailing_slash && (flags & VW_FOLLOW);
+	return (flags & VW_FOLLOW) || trailing_slash;
+}
+
 /* Fast path: a path without "." or ".." components that crosses no
  * symlink resolves with one openat2 of its parent.  Returns 1 when the slow
  * walk must take over. */
@@ -279,7 +287,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 		return pfd;
 	}
 	int r = host_lstat(m, &pfd, &upper, dir, name, &out->st);
-	if (r == 0 && S_ISLNK(out->st.st_mode) && ((flags & VW_FOLLOW) || out->trailing_slash)) {
+	if (r == 0 && S_ISLNK(out->st.st_mode) && follow_last(flags, out->trailing_slash)) {
 		close(pfd);
 		return 1;
 	}
@@ -350,7 +358,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 	    !has_dot_component(todo)) {
 		int r = walk_fast(v, todo, flags, out);
 		if (r <= 0) {
-			if (r == 0 && out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode)) {
+			if (r == 0 && out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode) &&
+			    !(flags & VW_LAST_NAME)) {
 				vfs_path_release(out);
 				return -ENOTDIR;
 			}
@@ -423,7 +432,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		struct vfs_mount *m = vfs_mount_of(v, next);
 		if ((flags & VW_NO_XDEV) && m != start_mnt)
 			return -EXDEV;
-		bool follow = !last || (flags & VW_FOLLOW) || out->trailing_slash;
+		bool follow = !last || follow_last(flags, out->trailing_slash);
 		struct stat st;
 		bool is_link = false;
 
@@ -588,7 +597,8 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		}
 	}
 done:
-	if (out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode)) {
+	if (out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode) &&
+	    !(flags & VW_LAST_NAME)) {
 		vfs_path_release(out);
 		return -ENOTDIR;
 	}
