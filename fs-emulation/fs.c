@@ -1,6 +1,7 @@
 #include "fs-emulation/fs.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -44,16 +45,22 @@ struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 }
 
 /* The virtual path of the file behind magic link `link` (a /proc/.../fd/N
- * path) whose stat is `st`. */
+ * path) whose stat is `st`.  A removed file is -ENOENT, with where it was
+ * in `out` ("" when that is nowhere in the view). */
 static int vpath_of_link(struct vfs *v, const char *link, const struct stat *st, char *out,
 			 size_t len)
 {
 	char host[PATH_MAX];
 	ssize_t n = readlink(link, host, sizeof host - 1);
+	out[0] = '\0';
 	if (n > 0 && host[0] == '/') {
 		host[n] = '\0';
-		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0)
+		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0) {
+			host[n - 10] = '\0';
+			if (vfs_vpath_of_host(v, host, out, len) < 0)
+				out[0] = '\0';
 			return -ENOENT;
+		}
 		if (vfs_vpath_of_host(v, host, out, len) == 0)
 			return 0;
 	}
@@ -115,7 +122,9 @@ int fs_cwd(struct call *c, const char **cwd)
 	char now[PATH_MAX];
 	int r = fs_vpath_of_fd(c->sb->vfs, fs->fd, now, sizeof now);
 	if (r == -ENOENT) {
-		fs->gone = true; /* the stale path still serves "..", as the dentry would */
+		fs->gone = true; /* where it was still serves "..", as the dentry would */
+		if (now[0])
+			snprintf(fs->cwd, sizeof fs->cwd, "%s", now);
 		return r;
 	}
 	if (r == 0)
@@ -134,19 +143,83 @@ int fs_set_cwd(struct call *c, const char *vpath, int fd)
 	return 0;
 }
 
+/* A walk from a removed directory (the cwd, or a dirfd: `dirfd` >= 0)
+ * whose path was `dead`.  As the kernel: "." is the directory itself,
+ * reached through the fd that holds it (stat, open and getdents work on
+ * it); ".." is its parent, where the directory used to be; any other name
+ * is looked up in a dead directory: ENOENT, even when a new directory of
+ * the old name exists now. */
+static int walk_dead(struct call *c, int dirfd, const char *dead, const char *path, int flags,
+		     struct vfs_path *p)
+{
+	const char *s = path;
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (s[0] == '.' && (s[1] == '/' || s[1] == '\0')) {
+			s++;
+			continue;
+		}
+		if (s[0] == '.' && s[1] == '.' && (s[2] == '/' || s[2] == '\0')) {
+			if (flags & VW_BENEATH)
+				return -EXDEV;
+			if (flags & VW_IN_ROOT) {
+				s += 2; /* ".." at the root stays there */
+				continue;
+			}
+			return vfs_walk(c->sb->vfs, c->task, dead, s, flags, p);
+		}
+		break;
+	}
+	if (*s)
+		return -ENOENT;
+	int fd = dirfd >= 0 ? call_getfd(c, dirfd)
+			    : c->task->proc->fs->fd >= 0
+				      ? fcntl(c->task->proc->fs->fd, F_DUPFD_CLOEXEC, 0)
+				      : -ENOENT;
+	if (fd < 0)
+		return fd == -1 ? -errno : fd;
+	memset(p, 0, offsetof(struct vfs_path, vpath));
+	p->kind = VN_HELD;
+	p->magic_fd = fd;
+	p->parent = -1;
+	p->mnt = vfs_mount_of(c->sb->vfs, dead);
+	snprintf(p->vpath, sizeof p->vpath, "%s", dead);
+	snprintf(p->rel, sizeof p->rel, ".");
+	p->name = p->rel;
+	size_t n = strlen(path);
+	p->trailing_slash = n > 0 && path[n - 1] == '/';
+	p->exists = fstat(fd, &p->st) == 0;
+	return p->exists ? 0 : -ENOENT;
+}
+
 int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struct vfs_path *p)
 {
 	p->parent = -1;
+	p->kind = VN_HOST;
 	p->outside = false;
 	p->vpath[0] = '\0';
 	int r = call_read_path(c, argi, slot);
 	if (r < 0)
 		return r == -ESRCH ? -EFAULT : r;
-	const char *path = c->path[slot];
+	return fs_walk_str(c, dirfd_argi, c->path[slot], slot, flags, p);
+}
+
+int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int flags,
+		struct vfs_path *p)
+{
+	p->parent = -1;
+	p->kind = VN_HOST;
+	p->outside = false;
+	p->vpath[0] = '\0';
+	int r;
 	char base[PATH_MAX];
 	const char *b;
-	fs_cwd(c, &b);
+	bool gone = fs_cwd(c, &b) == -ENOENT;
+	int dead_fd = -1; /* the removed dirfd the walk starts from */
 	bool dirfd_given = dirfd_argi >= 0 && (int)c->arg[dirfd_argi] != AT_FDCWD;
+	if (path[0] == '/' && !(flags & (VW_IN_ROOT | VW_BENEATH)))
+		gone = false; /* an absolute path never looks at its base */
 	if (path[0] == '\0') {
 		if (!(flags & VW_EMPTY_PATH))
 			return -ENOENT;
@@ -165,12 +238,18 @@ int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struc
 		}
 	} else if ((path[0] != '/' || (flags & (VW_IN_ROOT | VW_BENEATH))) && dirfd_given) {
 		r = fs_dirfd_base(c, (int)c->arg[dirfd_argi], base, sizeof base);
-		if (r < 0)
+		gone = r == -ENOENT && base[0];
+		if (r < 0 && !gone)
 			return r;
+		if (gone)
+			dead_fd = (int)c->arg[dirfd_argi];
 		b = base;
 	}
-	r = vfs_walk(c->sb->vfs, c->task, b, path, flags & ~VW_EMPTY_PATH, p);
-	snprintf(c->resolved[slot], sizeof c->resolved[slot], "%s", p->vpath);
+	flags &= ~VW_EMPTY_PATH;
+	r = gone ? walk_dead(c, dead_fd, b, path, flags, p)
+		 : vfs_walk(c->sb->vfs, c->task, b, path, flags, p);
+	if (slot >= 0)
+		snprintf(c->resolved[slot], sizeof c->resolved[slot], "%s", p->vpath);
 	return r;
 }
 

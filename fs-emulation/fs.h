@@ -15,6 +15,11 @@
  * dirfd in argument `dirfd_argi` (or the cwd).  0 or -errno; on error the
  * verdict to return is fs_fail(c, p, err). */
 int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struct vfs_path *p);
+/* fs_walk for a path already copied (a socket address, a name derived
+ * from the caller's); the walked virtual path goes to c->resolved[slot]
+ * unless slot < 0. */
+int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int flags,
+		struct vfs_path *p);
 /* The verdict for a failed walk: a path outside the view is a denial
  * (audited), anything else an ordinary emulated error. */
 struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err);
@@ -26,7 +31,8 @@ int fs_opath(struct call *c, struct vfs_path *p);
 void fs_fdpath(int fd, char *buf, size_t len);
 /* The virtual path of a supervisor fd: from the kernel's own idea of
  * where it is now (so renames are followed), else the registry.  0, or
- * -ENOENT when it was removed, -EACCES when it means nothing. */
+ * -ENOENT when it was removed (with where it was in `out`, "" when that is
+ * nowhere in the view), -EACCES when it means nothing. */
 int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
 /* The mount a supervisor fd's file lives in (a removed file: the mount of
  * the directory it was in), or NULL for a pipe, socket or anything moat
@@ -34,7 +40,8 @@ int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len);
 struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd);
 /* The virtual path of fd `fd` of thread `tid` (from where the kernel says
  * its file is, else the registry).  *st gets its stat.  0, -EBADF,
- * -ENOENT (removed), -EACCES (means nothing). */
+ * -ENOENT (removed: `out` as fs_vpath_of_fd says), -EACCES (means
+ * nothing). */
 int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, struct stat *st);
 /* stat of the file the caller's fd `fd` names (-EBADF when none). */
 int fs_task_fd_stat(struct call *c, int fd, struct stat *st);

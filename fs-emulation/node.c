@@ -40,6 +40,14 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 		if (!p->exists)
 			return (flags & O_CREAT) ? -EACCES : -ENOENT;
 		return proc_open(v, t, p, flags);
+	case VN_HELD: {
+		/* Reopen through the magic link: a new open file description
+		 * of the removed directory, permission checked for `flags`. */
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", p->magic_fd);
+		int fd = open(self, (flags & ~(O_NOFOLLOW | O_CREAT)) | O_CLOEXEC, mode);
+		return fd < 0 ? -errno : fd;
+	}
 	case VN_HOST:
 		break;
 	}

@@ -28,6 +28,10 @@ struct verdict sys_getcwd(struct call *c)
 /* Search permission on a directory node, as chdir checks it. */
 static int may_search(struct vfs_path *p)
 {
+	if (p->kind == VN_HELD)
+		return syscall(SYS_faccessat2, p->magic_fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0
+			       ? -errno
+			       : 0;
 	if (p->kind != VN_HOST)
 		return 0;
 	int r = p->parent >= 0 ? faccessat(p->parent, p->name, X_OK, AT_EACCESS)
@@ -51,9 +55,14 @@ struct verdict sys_chdir(struct call *c)
 		v = v_error(-r);
 	else {
 		/* Hold the directory itself: the cwd follows it through
-		 * renames, as a kernel cwd does. */
-		int fd = p.kind == VN_HOST ? fs_opath(c, &p) : -1;
-		if (p.kind == VN_HOST && fd < 0) {
+		 * renames, as a kernel cwd does.  A removed one stays held
+		 * (chdir(".") in it); anything else is synthetic. */
+		int fd = p.kind == VN_HOST   ? fs_opath(c, &p)
+			 : p.kind == VN_HELD ? fcntl(p.magic_fd, F_DUPFD_CLOEXEC, 0)
+					     : -1;
+		if (fd == -1 && p.kind == VN_HELD)
+			fd = -errno;
+		if ((p.kind == VN_HOST || p.kind == VN_HELD) && fd < 0) {
 			v = v_error(-fd);
 		} else {
 			fs_set_cwd(c, p.vpath, fd);
@@ -74,6 +83,8 @@ struct verdict sys_fchdir(struct call *c)
 	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
 	if (r == 0)
 		r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+	if (r == -ENOENT && base[0])
+		r = 0; /* a removed directory: the cwd holds it, and knows it is gone */
 	if (r < 0) {
 		close(copy);
 		return r == -EACCES ? v_deny(EACCES, "fs.unknown-dirfd") : v_error(-r);

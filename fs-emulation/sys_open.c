@@ -211,7 +211,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 	}
 	/* A host file's meaning comes back from where the kernel says it is
 	 * (fs_vpath_of_fd); only synthetic directories need the registry. */
-	if (p.kind != VN_HOST)
+	if (p.kind != VN_HOST && p.kind != VN_HELD)
 		fs_register(fd, p.vpath);
 	v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
 out:

@@ -373,19 +373,20 @@ struct verdict sys_statfs(struct call *c)
 		v = fs_fail(c, &p, -ENOENT);
 		goto out;
 	}
-	if (p.kind != VN_HOST) {
+	if (p.kind != VN_HOST && p.kind != VN_HELD) {
 		memset(&sf, 0, sizeof sf);
 		sf.f_bsize = 4096;
 		sf.f_namelen = 255;
 		sf.f_frsize = 4096;
 	} else {
-		int fd = fs_opath(c, &p);
+		int fd = p.kind == VN_HELD ? p.magic_fd : fs_opath(c, &p);
 		if (fd < 0) {
 			v = v_error(-fd);
 			goto out;
 		}
 		r = fstatfs(fd, &sf);
-		close(fd);
+		if (p.kind != VN_HELD)
+			close(fd);
 		if (r < 0) {
 			v = v_error(errno);
 			goto out;

@@ -95,7 +95,13 @@ struct vfs {
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`
  * is -1 and `name` is "." below `mnt->root_fd`. */
-enum vnode_kind { VN_HOST, VN_PROC, VN_MAGIC_FD };
+enum vnode_kind {
+	VN_HOST,
+	VN_PROC,
+	VN_MAGIC_FD,
+	VN_HELD,      /* a removed directory (cwd or dirfd) named by ".": known only
+		       * by the fd `magic_fd`, which the path owns */
+};
 
 struct vfs_path {
 	struct vfs_mount *mnt;
@@ -110,7 +116,8 @@ struct vfs_path {
 	bool upper;             /* MNT_OVERLAY: `parent` (or the root) is in the
 				 * upper layer, and so is the node if it exists */
 	bool trailing_slash;
-	/* VN_MAGIC_FD: /proc/PID/fd/N, reopened from the task's fd. */
+	/* VN_MAGIC_FD: /proc/PID/fd/N, reopened from the task's fd.
+	 * VN_HELD: magic_fd is the supervisor's own fd of the node. */
 	pid_t magic_pid;
 	int magic_fd;
 };

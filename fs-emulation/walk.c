@@ -78,6 +78,10 @@ void vfs_path_release(struct vfs_path *p)
 	if (p->parent >= 0)
 		close(p->parent);
 	p->parent = -1;
+	if (p->kind == VN_HELD && p->magic_fd >= 0)
+		close(p->magic_fd);
+	if (p->kind == VN_HELD)
+		p->magic_fd = -1;
 }
 
 /* The dentry cache: directory fds by (mount, path below it), so a lookup

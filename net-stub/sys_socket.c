@@ -81,11 +81,7 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 	c->path[0][n] = '\0';
 	c->npath = 1;
 	struct vfs_path p;
-	const char *cwd;
-	fs_cwd(c, &cwd);
-	int r = vfs_walk(c->sb->vfs, c->task, cwd, c->path[0],
-			 create ? 0 : VW_FOLLOW, &p);
-	snprintf(c->resolved[0], sizeof c->resolved[0], "%s", p.vpath);
+	int r = fs_walk_str(c, ARG_CWD, c->path[0], 0, create ? 0 : VW_FOLLOW, &p);
 	if (r < 0) {
 		*v = fs_fail(c, &p, r);
 		return -1;
