@@ -44,32 +44,93 @@ static int rename_check(const struct vfs_path *a, const struct vfs_path *b, unsi
 	return 0;
 }
 
+/* The mount of the directory a walked name is in: what the kernel compares
+ * for EXDEV, right after looking up both parents and before anything about
+ * the names themselves.  A mount root's is the mount it sits on.  A final
+ * "." is looked up in the directory itself, a final ".." in the directory
+ * before it ("X/..": X, walked again; this is the error path only). */
+static struct vfs_mount *parent_mount(struct call *c, int dirfd_argi, const char *path,
+				      const struct vfs_path *p)
+{
+	enum fs_last last = fs_last_type(path);
+	if (last == FS_LAST_DOTDOT) {
+		char x[PATH_MAX];
+		size_t n = strlen(path);
+		while (n > 0 && path[n - 1] == '/')
+			n--;
+		n -= 2;
+		while (n > 0 && path[n - 1] == '/')
+			n--;
+		if (n == 0)
+			snprintf(x, sizeof x, "%s", path[0] == '/' ? "/" : ".");
+		else
+			snprintf(x, sizeof x, "%.*s", (int)n, path);
+		struct vfs_path t;
+		struct vfs_mount *m = p->mnt;
+		if (fs_walk_str(c, dirfd_argi, x, -1, VW_FOLLOW, &t) == 0 && t.exists)
+			m = t.mnt;
+		vfs_path_release(&t);
+		return m;
+	}
+	if (last != FS_LAST_NORM || strcmp(p->rel, ".") != 0)
+		return p->mnt;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", p->vpath);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	return vfs_mount_of(c->sb->vfs, dir[0] ? dir : "/");
+}
+
 static struct verdict rename_common(struct call *c, int odir, int opath, int ndir, int npath,
 				    unsigned flags)
 {
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return v_error(EINVAL);
+	if ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))
+		return v_error(EINVAL);
+	/* The last components are looked up, never followed: a trailing
+	 * slash is judged below, in the kernel's order. */
 	struct vfs_path a, b;
-	int r = fs_walk(c, odir, opath, 0, 0, &a);
+	int r = fs_walk(c, odir, opath, 0, VW_LAST_NAME, &a);
 	if (r < 0)
 		return fs_fail(c, &a, r);
-	r = fs_walk(c, ndir, npath, 1, 0, &b);
+	r = fs_walk(c, ndir, npath, 1, VW_LAST_NAME, &b);
 	if (r < 0) {
 		vfs_path_release(&a);
 		return fs_fail(c, &b, r);
 	}
+	enum fs_last la = fs_last_type(c->path[0]), lb = fs_last_type(c->path[1]);
+	struct vfs_mount *pm = parent_mount(c, odir, c->path[0], &a);
 	struct verdict v;
-	if (!a.exists)
+	if (!a.exists && a.outside)
 		v = fs_fail(c, &a, -ENOENT);
 	else if (b.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
-	else if ((a.trailing_slash || b.trailing_slash) && !S_ISDIR(a.st.st_mode))
-		v = v_error(ENOTDIR);
-	else if (a.mnt != b.mnt)
+	else if (pm != parent_mount(c, ndir, c->path[1], &b))
 		v = v_error(EXDEV);
+	else if (la != FS_LAST_NORM)
+		v = v_error(EBUSY);
+	else if (lb != FS_LAST_NORM)
+		v = v_error((flags & RENAME_NOREPLACE) ? EEXIST : EBUSY);
+	else if (pm->ro)
+		v = v_error(EROFS);
+	else if (!a.exists)
+		v = v_error(ENOENT);
+	else if ((flags & RENAME_NOREPLACE) && b.exists)
+		v = v_error(EEXIST);
+	else if ((flags & RENAME_EXCHANGE) && !b.exists)
+		v = v_error(ENOENT);
+	else if ((flags & RENAME_EXCHANGE) && !S_ISDIR(b.st.st_mode) && b.trailing_slash)
+		v = v_error(ENOTDIR);
+	else if (!S_ISDIR(a.st.st_mode) &&
+		 (a.trailing_slash || (!(flags & RENAME_EXCHANGE) && b.trailing_slash)))
+		v = v_error(ENOTDIR);
 	else if (a.parent < 0 || (b.exists && b.parent < 0) ||
 		 vfs_holds_mount(c->sb->vfs, a.vpath) || vfs_holds_mount(c->sb->vfs, b.vpath))
 		v = v_error(EBUSY); /* mounts are placed by path: their parents stay */
+	else if (a.mnt != b.mnt)
+		v = v_error(EXDEV);
 	else if (a.kind != VN_HOST || b.kind != VN_HOST)
 		v = v_error(a.mnt->ro ? EROFS : EACCES);
 	else if ((r = rename_check(&a, &b, flags)) < 0)
