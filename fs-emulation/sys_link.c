@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
@@ -207,28 +208,60 @@ struct verdict sys_symlinkat(struct call *c)
 	return symlink_common(c, 0, 1, 2);
 }
 
+/* linkat(fd, "", AT_EMPTY_PATH) by a process without CAP_DAC_READ_SEARCH
+ * (the sandbox never has it): Linux 6.10 and later allow it for a file
+ * opened with the caller's own credentials, earlier kernels never.  moat
+ * answers as the kernel it runs on would. */
+static bool kernel_links_own_fds(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		struct utsname u;
+		int major = 0, minor = 0;
+		known = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+			(major > 6 || (major == 6 && minor >= 10));
+	}
+	return known;
+}
+
+/* link and linkat, in the kernel's order: the old name (with the
+ * credentials rule for an fd), the new name (EEXIST), EXDEV, and only then
+ * what cannot be linked (a directory: EPERM). */
 static struct verdict link_common(struct call *c, int odir, int opath, int ndir, int npath,
 				  int flags)
 {
 	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 		return v_error(EINVAL);
-	int src = -1;
+	int src = -1;                 /* an fd of the file to link */
+	struct vfs_mount *om = NULL;  /* the old name's mount (NULL: none of ours) */
+	bool linkable = true;         /* false: a directory or a synthetic node */
 	struct vfs_path a = { .parent = -1 }, b;
 	struct verdict v;
+	struct stat st;
 	int r = call_read_path(c, opath, 0);
 	if (r < 0)
 		return v_error(EFAULT);
 	if ((flags & AT_EMPTY_PATH) && c->path[0][0] == '\0') {
 		/* linkat(fd, "", ...): give a name to an open file (O_TMPFILE). */
-		src = call_getfd(c, (int)c->arg[odir]);
-		if (src < 0)
-			return v_error(EBADF);
-		struct stat st;
-		if (fstat(src, &st) < 0 || S_ISDIR(st.st_mode)) {
-			close(src);
-			return v_error(EPERM);
+		int fd = (int)c->arg[odir];
+		if (fd == AT_FDCWD) {
+			const char *cwd;
+			fs_cwd(c, &cwd);
+			om = vfs_mount_of(c->sb->vfs, cwd);
+			linkable = false; /* the cwd: a directory */
+		} else {
+			src = call_getfd(c, fd);
+			if (src < 0)
+				return v_error(EBADF);
+			/* The kernel's f_cred rule: only a file this process
+			 * opened itself; an inherited or received fd is ENOENT. */
+			if (!kernel_links_own_fds() || !proc_fd_granted(c->task->proc, fd)) {
+				close(src);
+				return v_error(ENOENT);
+			}
+			om = fs_mount_of_fd(c->sb->vfs, src);
+			linkable = fstat(src, &st) == 0 && !S_ISDIR(st.st_mode);
 		}
-		a.mnt = NULL;
 	} else {
 		r = fs_walk(c, odir, opath, 0, (flags & AT_SYMLINK_FOLLOW) ? VW_FOLLOW : 0, &a);
 		if (r < 0)
@@ -238,35 +271,23 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			vfs_path_release(&a);
 			return v;
 		}
-		if (a.kind == VN_MAGIC_FD && !S_ISDIR(a.st.st_mode)) {
+		if (a.kind == VN_MAGIC_FD) {
 			/* linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW): the man
 			 * page's way to name an O_TMPFILE file; link that file. */
 			struct proc *owner = proc_find(a.magic_pid);
 			src = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, a.magic_fd, 0) : -1;
 			vfs_path_release(&a);
-			a.mnt = NULL;
 			if (src < 0)
 				return v_error(ENOENT);
-			goto target;
-		}
-		if (S_ISDIR(a.st.st_mode) || a.kind != VN_HOST) {
-			vfs_path_release(&a);
-			return v_error(EPERM);
-		}
-		/* A lower file of an overlay is linked as its upper copy (the
-		 * kernel's protected_hardlinks check then applies to that). */
-		if (a.mnt->kind == MNT_OVERLAY && !a.upper &&
-		    (r = vfs_prepare(c->sb->vfs, &a, VC_CHANGE)) < 0) {
-			vfs_path_release(&a);
-			return v_error(-r);
-		}
-		src = fs_opath(c, &a);
-		if (src < 0) {
-			vfs_path_release(&a);
-			return v_error(-src);
+			om = fs_mount_of_fd(c->sb->vfs, src);
+			linkable = fstat(src, &st) == 0 && !S_ISDIR(st.st_mode);
+		} else {
+			/* A /proc entry itself (a magic link not followed) sits
+			 * on /proc: EXDEV below, as the kernel says. */
+			om = a.mnt;
+			linkable = a.kind == VN_HOST && !S_ISDIR(a.st.st_mode);
 		}
 	}
-target:
 	r = fs_walk(c, ndir, npath, 1, 0, &b);
 	if (r < 0) {
 		v = fs_fail(c, &b, r);
@@ -279,25 +300,37 @@ target:
 	else if (b.trailing_slash)
 		v = v_error(ENOENT);
 	else if (b.kind != VN_HOST)
-		v = v_error(EACCES);
-	else if (a.mnt && a.mnt != b.mnt)
+		v = v_error(ENOENT); /* /proc's lookup fails on a name it lacks */
+	else if (b.mnt->ro)
+		v = v_error(EROFS);
+	else if (om != b.mnt)
 		v = v_error(EXDEV);
-	else if ((r = vfs_prepare(c->sb->vfs, &b, VC_CREATE)) < 0)
-		v = v_error(-r);
+	else if (!linkable)
+		v = v_error(EPERM);
+	else if (src >= 0 && fs_fd_changeable(c->sb->vfs, src) < 0)
+		/* An fd's file must be one the sandbox may change where it is:
+		 * a lower file of an overlay linked into the upper layer would
+		 * be a host file writable through the new name. */
+		v = v_error(EXDEV);
 	else {
-		/* Link the inode we hold, by its magic link: the name cannot
-		 * be swapped under us. */
-		char self[64];
-		fs_fdpath(src, self, sizeof self);
-		/* An fd's file stays in its own mount: two mounts on one host
-		 * filesystem must not let a link carry a read-only file into a
-		 * writable place. */
-		if (!a.mnt && fs_mount_of_fd(c->sb->vfs, src) != b.mnt)
-			v = v_error(EXDEV);
-		else if (linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0)
-			v = v_error(errno);
-		else
-			v = v_value(0);
+		/* A lower file of an overlay is linked as its upper copy (the
+		 * kernel's protected_hardlinks check then applies to that). */
+		if (src < 0 && a.mnt->kind == MNT_OVERLAY && !a.upper)
+			r = vfs_prepare(c->sb->vfs, &a, VC_CHANGE);
+		if (src < 0 && r >= 0)
+			r = src = fs_opath(c, &a);
+		if (r < 0)
+			v = v_error(-r);
+		else if ((r = vfs_prepare(c->sb->vfs, &b, VC_CREATE)) < 0)
+			v = v_error(-r);
+		else {
+			/* Link the inode we hold, by its magic link: the name
+			 * cannot be swapped under us. */
+			char self[64];
+			fs_fdpath(src, self, sizeof self);
+			v = linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0 ? v_error(errno)
+											  : v_value(0);
+		}
 	}
 	vfs_path_release(&b);
 out:

@@ -174,6 +174,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	case V_FD:
 		result = grant_fd(&c, v.fd, v.fd_flags);
 		close(v.fd);
+		if (result >= 0)
+			proc_note_granted(c.task->proc, (int)result);
 		/* ENOENT: the caller is gone.  Anything else (EMFILE...) still
 		 * needs an answer, or the caller would wait forever. */
 		if (result < 0 && result != -ENOENT)

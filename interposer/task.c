@@ -74,7 +74,39 @@ static void proc_put(struct proc *p)
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	fsctx_put(p->fs);
+	free(p->granted);
 	free(p);
+}
+
+void proc_note_granted(struct proc *p, int fd)
+{
+	if (fd < 0)
+		return;
+	size_t byte = (size_t)fd / 8;
+	if (byte >= p->ngranted) {
+		/* Grows rarely (the table starts at 1024 fds), never per call. */
+		size_t n = p->ngranted ? p->ngranted : 128;
+		while (n <= byte)
+			n *= 2;
+		unsigned char *g = realloc(p->granted, n);
+		if (!g)
+			return;
+		memset(g + p->ngranted, 0, n - p->ngranted);
+		p->granted = g;
+		p->ngranted = n;
+	}
+	p->granted[byte] |= (unsigned char)(1u << (fd % 8));
+}
+
+bool proc_fd_granted(const struct proc *p, int fd)
+{
+	return fd >= 0 && (size_t)fd / 8 < p->ngranted && (p->granted[fd / 8] & (1u << (fd % 8)));
+}
+
+void proc_forget_granted(struct proc *p)
+{
+	if (p->granted)
+		memset(p->granted, 0, p->ngranted);
 }
 
 void task_remove(pid_t tid)

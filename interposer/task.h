@@ -26,6 +26,11 @@ struct proc {
 	int refs;            /* threads pointing here */
 	int pidfd;           /* the supervisor's own pidfd: signals go here */
 	struct fsctx *fs;
+	/* Which fd numbers the supervisor granted to this process since its
+	 * last exec (a bit per fd): stands for the kernel's "opened with the
+	 * caller's own credentials" (see proc_fd_granted). */
+	unsigned char *granted;
+	size_t ngranted;     /* bytes */
 	char exe[PATH_MAX];  /* virtual path of the running program */
 };
 
@@ -69,6 +74,21 @@ int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg);
 /* SIGKILL every task that has no process state yet (held at its first
  * stop, its parent's event never seen): at the end nothing may linger. */
 void task_kill_unlinked(void);
+/* Note that fd `fd` of process `p` was granted to it by the supervisor
+ * (ADDFD).  Allocation failure only forgets: the fd then counts as
+ * foreign, the side that refuses. */
+void proc_note_granted(struct proc *p, int fd);
+/* Was fd `fd` granted to `p` since its last exec?  The kernel lets
+ * linkat(fd, "", AT_EMPTY_PATH) through only for a file opened with the
+ * caller's credentials (f_cred == current_cred(): the same process, no
+ * exec since; a fork child has credentials of its own).  Files the
+ * supervisor opens carry its credentials, so moat keeps the record.  An
+ * fd dup'ed by the process itself counts as foreign (refused where Linux
+ * allows), and a number reused in-kernel after a grant (dup2 of another
+ * fd onto it) keeps its mark. */
+bool proc_fd_granted(const struct proc *p, int fd);
+/* Forget every grant: exec gives the process new credentials. */
+void proc_forget_granted(struct proc *p);
 /* Number of live tasks. */
 unsigned task_count(void);
 /* Send `sig` to thread `t` alone (as the kernel's send_sig to current),

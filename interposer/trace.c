@@ -331,6 +331,7 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 	}
 	t->exec.pending = false;
 	snprintf(t->proc->exe, sizeof t->proc->exe, "%s", t->exec.vpath);
+	proc_forget_granted(t->proc); /* new credentials: no fd is its own now */
 	resume(pid, 0);
 }
 
