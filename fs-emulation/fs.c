@@ -213,7 +213,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 	p->outside = false;
 	p->vpath[0] = '\0';
 	int r;
-	char base[PATH_MAX];
+	char base[PATH_MAX] = "";
 	const char *b;
 	bool gone = fs_cwd(c, &b) == -ENOENT;
 	int dead_fd = -1; /* the removed dirfd the walk starts from */
@@ -233,6 +233,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			if (r < 0)
 				return r;
 			path = base;
+			gone = false; /* the fd's own path: the cwd plays no part */
 		} else {
 			path = ".";
 		}

@@ -75,7 +75,7 @@ struct verdict sys_chdir(struct call *c)
 
 struct verdict sys_fchdir(struct call *c)
 {
-	char base[PATH_MAX];
+	char base[PATH_MAX] = "";
 	int copy = call_getfd(c, (int)c->arg[0]);
 	if (copy < 0)
 		return v_error(EBADF);
