@@ -53,7 +53,9 @@ static int vpath_of_link(struct vfs *v, const char *link, const struct stat *st,
 	char host[PATH_MAX];
 	ssize_t n = readlink(link, host, sizeof host - 1);
 	out[0] = '\0';
-	if (n > 0 && host[0] == '/') {
+	/* memfds (synthetic files, a symlink's stand-in) are "/memfd:NAME
+	 * (deleted)": never removed files, known by the registry */
+	if (n > 0 && host[0] == '/' && strncmp(host, "/memfd:", 7) != 0) {
 		host[n] = '\0';
 		if (n > 10 && strcmp(host + n - 10, " (deleted)") == 0) {
 			host[n - 10] = '\0';
@@ -229,6 +231,11 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			if (copy < 0)
 				return -EBADF;
 			r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+			struct stat st;
+			/* a symlink's stand-in: the link itself, never followed */
+			if (r == 0 && fstat(copy, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
+			    reg_get_link(st.st_dev, st.st_ino))
+				flags &= ~VW_FOLLOW;
 			close(copy);
 			if (r < 0)
 				return r;

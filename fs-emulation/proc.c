@@ -7,6 +7,7 @@
  * processes' start times count from there, and the CPU counters of
  * /proc/stat from the first look at them (see docs/filesystem.md). */
 #include "fs-emulation/vfs.h"
+#include "fs-emulation/fs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -183,6 +184,18 @@ static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
 	return 0;
 }
 
+/* /proc/PID/cwd: where the cwd is now (it follows renames), and, as the
+ * kernel writes it, " (deleted)" after a removed one. */
+static void cwd_link(struct vfs *v, struct proc *p, char *link, size_t len)
+{
+	struct fsctx *fs = p->fs;
+	char now[PATH_MAX];
+	int r = fs->fd >= 0 ? fs_vpath_of_fd(v, fs->fd, now, sizeof now) : -EBADF;
+	if (r == 0)
+		snprintf(fs->cwd, sizeof fs->cwd, "%s", now);
+	snprintf(link, len, "%s%s", fs->cwd, r == -ENOENT || fs->gone ? " (deleted)" : "");
+}
+
 int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
 		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid)
 {
@@ -235,7 +248,7 @@ int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *n
 		if (strcmp(name, "exe") == 0)
 			snprintf(link, linklen, "%s", p->exe);
 		else if (strcmp(name, "cwd") == 0)
-			snprintf(link, linklen, "%s", p->fs->cwd);
+			cwd_link(v, p, link, linklen);
 		else if (strcmp(name, "root") == 0)
 			snprintf(link, linklen, "/");
 		return 0;

@@ -14,6 +14,7 @@ struct reg_entry {
 	dev_t dev;
 	ino_t ino;
 	char *vpath;  /* NULL: empty slot */
+	bool link;    /* a stand-in for the symlink at vpath (O_PATH|O_NOFOLLOW) */
 };
 
 static struct reg_entry *tab;
@@ -49,12 +50,33 @@ static int grow(void)
 	return 0;
 }
 
+static void put(dev_t dev, ino_t ino, const char *vpath, bool link);
+
 void reg_put(dev_t dev, ino_t ino, const char *vpath)
+{
+	put(dev, ino, vpath, false);
+}
+
+void reg_put_link(dev_t dev, ino_t ino, const char *vpath)
+{
+	put(dev, ino, vpath, true);
+}
+
+const char *reg_get_link(dev_t dev, ino_t ino)
+{
+	if (!cap)
+		return NULL;
+	struct reg_entry *e = find_slot(dev, ino);
+	return e->vpath && e->link ? e->vpath : NULL;
+}
+
+static void put(dev_t dev, ino_t ino, const char *vpath, bool link)
 {
 	if ((used + 1) * 10 >= cap * 7 && grow() < 0)
 		return; /* without memory the fd stays meaningless: lookups refuse */
 	struct reg_entry *e = find_slot(dev, ino);
 	if (e->vpath) {
+		e->link = link;
 		if (strcmp(e->vpath, vpath) == 0)
 			return;
 		char *s = strdup(vpath);
@@ -69,6 +91,7 @@ void reg_put(dev_t dev, ino_t ino, const char *vpath)
 		return;
 	e->dev = dev;
 	e->ino = ino;
+	e->link = link;
 	used++;
 }
 

@@ -83,6 +83,13 @@ static struct vfs_mount *parent_mount(struct call *c, int dirfd_argi, const char
 	return vfs_mount_of(c->sb->vfs, dir[0] ? dir : "/");
 }
 
+/* Is virtual path `p` strictly below directory `dir`? */
+static bool below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(p, dir, n) == 0 && (p[n] == '/' || (n == 1 && p[1]));
+}
+
 static struct verdict rename_common(struct call *c, int odir, int opath, int ndir, int npath,
 				    unsigned flags)
 {
@@ -136,6 +143,11 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_error(a.mnt->ro ? EROFS : EACCES);
 	else if ((r = rename_check(&a, &b, flags)) < 0)
 		v = v_error(-r);
+	else if (b.exists && !(flags & RENAME_EXCHANGE) && a.st.st_dev == b.st.st_dev &&
+		 a.st.st_ino == b.st.st_ino)
+		v = v_value(0); /* two names of one file: nothing happens (POSIX) */
+	else if (S_ISDIR(a.st.st_mode) && below(b.vpath, a.vpath))
+		v = v_error(EINVAL); /* into itself, before an overlay's EXDEV */
 	else if ((r = vfs_prepare(c->sb->vfs, &a, VC_RENAME)) < 0 ||
 		 (r = vfs_prepare(c->sb->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
 						  : b.exists ? VC_REMOVE : VC_CREATE)) < 0)

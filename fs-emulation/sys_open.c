@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -163,7 +164,17 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		 * them), so an O_PATH open is served as a read-only one, which
 		 * needs read permission and cannot name a symlink itself. */
 		if (p.exists && S_ISLNK(p.st.st_mode)) {
-			v = v_error(ELOOP);
+			int fd = memfd_create("moat-symlink", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+			struct stat st;
+			if (fd < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
+							   F_SEAL_WRITE) < 0 || fstat(fd, &st) < 0) {
+				v = v_error(fd < 0 ? errno : EIO);
+				if (fd >= 0)
+					close(fd);
+				goto out;
+			}
+			reg_put_link(st.st_dev, st.st_ino, p.vpath);
+			v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
 			goto out;
 		}
 		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;

@@ -37,6 +37,21 @@ static int task_fd_stat(struct call *c, int fd, struct stat *st)
 {
 	int r = fs_task_fd_stat(c, fd, st);
 	struct vfs *v = c->sb->vfs;
+	const char *standin = r == 0 && S_ISREG(st->st_mode) && st->st_size == 0
+				      ? reg_get_link(st->st_dev, st->st_ino) : NULL;
+	if (standin) {
+		/* the stand-in of an O_PATH|O_NOFOLLOW symlink: the link's stat */
+		struct vfs_path p;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s", standin);
+		r = vfs_walk(v, c->task, "/", path, 0, &p);
+		if (r == 0 && !p.exists)
+			r = -ENOENT;
+		if (r == 0)
+			*st = p.st;
+		vfs_path_release(&p);
+		return r;
+	}
 	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
 		return r;
 	char link[64], host[PATH_MAX];
@@ -170,6 +185,13 @@ struct verdict sys_statx(struct call *c)
 		r = statx(fd, "", AT_EMPTY_PATH | (flags & AT_STATX_SYNC_TYPE), mask, &sx);
 		int e = errno;
 		struct stat st;
+		if (r == 0 && S_ISREG(sx.stx_mode) && sx.stx_size == 0 &&
+		    reg_get_link(makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino) &&
+		    task_fd_stat(c, dirfd, &st) == 0) {
+			close(fd);
+			stat_to_statx(&st, &sx);
+			goto standin;
+		}
 		if (r == 0 && c->sb->vfs->ov_used && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
 		    sx.stx_dev_minor == minor(c->sb->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
 			statx_ident(&sx, &st);
@@ -215,6 +237,7 @@ struct verdict sys_statx(struct call *c)
 		if (r < 0)
 			return v_error(-r);
 	}
+standin:
 	if (call_write(c, buf, &sx, sizeof sx) < 0)
 		return v_error(EFAULT);
 	return v_value(0);
@@ -279,7 +302,8 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 	if ((int)size <= 0)
 		return v_error(EINVAL);
 	struct vfs_path p;
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
+	/* readlinkat(fd, ""): the fd's own link (an O_PATH|O_NOFOLLOW one) */
+	int r = fs_walk(c, dirfd_argi, path_argi, 0, dirfd_argi >= 0 ? VW_EMPTY_PATH : 0, &p);
 	if (r < 0)
 		return fs_fail(c, &p, r);
 	char link[PATH_MAX];
@@ -290,7 +314,8 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 		goto out;
 	}
 	if (!S_ISLNK(p.st.st_mode)) {
-		v = v_error(EINVAL);
+		/* the kernel: ENOENT when the path was empty */
+		v = v_error(c->path[0][0] ? EINVAL : ENOENT);
 		goto out;
 	}
 	if (p.kind == VN_HOST) {

@@ -211,6 +211,13 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 void reg_put(dev_t dev, ino_t ino, const char *vpath);
 /* The virtual path registered for (dev, ino), or NULL. */
 const char *reg_get(dev_t dev, ino_t ino);
+/* O_PATH|O_NOFOLLOW of a symlink: the kernel cannot pass an O_PATH file
+ * through ADDFD, so the sandbox gets an empty sealed memfd standing in
+ * for the link; fstat and the *at(fd, "", AT_EMPTY_PATH) calls answer for
+ * the link at its virtual path.  reg_get_link: that path, or NULL when
+ * (dev, ino) is no stand-in. */
+void reg_put_link(dev_t dev, ino_t ino, const char *vpath);
+const char *reg_get_link(dev_t dev, ino_t ino);
 
 /* Terminals of the synthetic /dev (dev.c): the peer of the sandbox's
  * master of pty N, the caller's controlling terminal, and the note that

@@ -688,6 +688,56 @@ if want proc-view; then
     report proc-view "${msg#; }"
 fi
 
+# --- the overlay over /usr and /etc, and --persist: moat's own view ---------
+# Natively these writes would change the host, so only the moat runs are
+# checked: a module written into /usr/lib/python3/dist-packages imports, the
+# host never sees it, the next run neither, a --persist run's successor does;
+# /etc/hosts takes an edit; /etc/passwd is the synthetic one.
+if want overlay-usr; then
+    msg=""
+    mod=/usr/lib/python3/dist-packages/moat_compat_ovl.py
+    orun() { timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --uid 0 --gid 0 "$@" </dev/null 2>"$W/overlay-usr.err"; }
+    [ -e "$mod" ] && msg="$msg; $mod exists on the host before the test"
+    out=$(orun -- sh -c 'echo "print(6 * 7)" >'"$mod"' && python3 -c "import moat_compat_ovl"
+        echo "10.9.8.7 db.internal" >>/etc/hosts && getent hosts db.internal | tr -s " "
+        grep -c "^sandbox:" /etc/passwd')
+    [ "$out" = "$(printf '42\n10.9.8.7 db.internal\n0')" ] ||
+        msg="$msg; inside: $(tr '\n' '|' <<<"$out") $(head -c 200 "$W/overlay-usr.err")"
+    [ -e "$mod" ] && msg="$msg; the module reached the host's /usr"
+    grep -q db.internal /etc/hosts && msg="$msg; the edit reached the host's /etc/hosts"
+    out=$(orun -- sh -c '[ -e '"$mod"' ] && echo kept; grep -c db.internal /etc/hosts')
+    [ "$out" = 0 ] || msg="$msg; a later run sees the first one's writes: $out"
+    layer=$W/layer
+    orun --persist "$layer" -- sh -c 'echo "print(43)" >'"$mod"'; rm /etc/motd' >/dev/null
+    out=$(orun --persist "$layer" -- sh -c 'python3 -c "import moat_compat_ovl"; [ -e /etc/motd ] || echo gone')
+    [ "$out" = "$(printf '43\ngone')" ] || msg="$msg; --persist: the second run got $(tr '\n' '|' <<<"$out")"
+    [ -e "$mod" ] && msg="$msg; --persist wrote the host's /usr"
+    [ -e "$layer/usr/lib/python3/dist-packages/moat_compat_ovl.py" ] || msg="$msg; --persist: no copy in the layer"
+    report overlay-usr "${msg#; }"
+fi
+
+# --- --disk-limit: a disk fill stops with ENOSPC inside, the host keeps its
+# space (the layers are a tmpfs in moat's own mount namespace) -------------
+if want disk-limit; then
+    msg=""
+    if [ "$(id -u)" != 0 ]; then
+        report disk-limit ""   # root only: moat refuses it otherwise (bad input)
+    else
+        before=$(df -k --output=avail /tmp | tail -1)
+        out=$(timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --disk-limit 32M -- sh -c '
+            dd if=/dev/zero of=/tmp/fill bs=1M count=200 2>&1 | grep -o "No space left on device" | head -1
+            ls -l /tmp/fill | awk "{ print \$5 <= 33554432 }"
+            dd if=/dev/zero of=/workspace/more bs=1M count=1 2>&1 | grep -o "No space left on device" | head -1
+            rm /tmp/fill; echo after-rm >/workspace/ok && cat /workspace/ok' </dev/null 2>&1)
+        after=$(df -k --output=avail /tmp | tail -1)
+        want=$(printf 'No space left on device\n1\nNo space left on device\nafter-rm')
+        [ "$out" = "$want" ] || msg="$msg; inside: $(tr '\n' '|' <<<"$out")"
+        # other processes write too: only a drop near the 200 MB asked for counts
+        [ $((before - after)) -lt 102400 ] || msg="$msg; the host lost $(( (before - after) / 1024 )) MB of /tmp"
+        report disk-limit "${msg#; }"
+    fi
+fi
+
 # --- the audit log: real records against docs/audit.md ----------------------
 if want audit-schema; then
     log=$W/audit.jsonl

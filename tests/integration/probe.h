@@ -125,6 +125,17 @@ static inline int mkfile(const char *path, const char *data)
 }
 
 /* Print the contents of a file (up to 255 bytes), or the open errno. */
+/* File contents on one line: a newline as "\n", so that one step is one
+ * line of output (known-differences matches lines). */
+static inline void put_escaped(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*s);
+}
+
 static inline void cat(const char *step, int dirfd, const char *path)
 {
 	char buf[256];
@@ -140,7 +151,9 @@ static inline void cat(const char *step, int dirfd, const char *path)
 		return;
 	}
 	buf[n] = 0;
-	printf("%s: \"%s\"\n", step, buf);
+	printf("%s: \"", step);
+	put_escaped(buf);
+	printf("\"\n");
 }
 
 static inline int probe_done(void)

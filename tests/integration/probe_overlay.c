@@ -202,7 +202,9 @@ static void pcat(const char *step, int fd)
 		return;
 	}
 	b[n] = 0;
-	printf("%s: \"%s\"\n", step, b);
+	printf("%s: \"", step);
+	put_escaped(b);
+	printf("\"\n");
 }
 
 static long rn2(const char *a, const char *b, unsigned fl)
