@@ -31,7 +31,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,15 +44,6 @@
 #define PH_FILE ".moat-phantom-"   /* in the base: + type letter + number */
 #define LAYER_MARK ".moat-layer"   /* in the base: it is ours */
 
-static int open_beneath(int root, const char *rel, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
-	return fd < 0 ? -errno : fd;
-}
 
 static struct vfs *the_vfs; /* one view per supervisor */
 
@@ -235,7 +225,7 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 		snprintf(err, errlen, "%s: not a directory", m->upper);
 		return -ENOTDIR;
 	}
-	m->upper_fd = open_beneath(v->ov_base, name, O_PATH | O_DIRECTORY);
+	m->upper_fd = vfs_open_beneath(v->ov_base, name, O_PATH | O_DIRECTORY);
 	if (m->upper_fd < 0) {
 		snprintf(err, errlen, "%s: %s", m->upper, strerror(-m->upper_fd));
 		return m->upper_fd;
@@ -267,26 +257,26 @@ static int lower_dir_for(struct vfs_mount *m, const char *dir, const char *name,
 		int fd = fcntl(m->shadow_fd, F_DUPFD_CLOEXEC, 0);
 		return fd < 0 ? -errno : fd;
 	}
-	return open_beneath(m->root_fd, dir, flags);
+	return vfs_open_beneath(m->root_fd, dir, flags);
 }
 
 int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper)
 {
 	*upper = false;
 	if (!ov_root_upper(m))
-		return open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
+		return vfs_open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
 	if (strcmp(rel, ".") == 0) {
 		*upper = true;
-		return open_beneath(m->upper_fd, ".", O_PATH | O_DIRECTORY);
+		return vfs_open_beneath(m->upper_fd, ".", O_PATH | O_DIRECTORY);
 	}
-	int fd = open_beneath(m->upper_fd, rel, O_PATH | O_DIRECTORY);
+	int fd = vfs_open_beneath(m->upper_fd, rel, O_PATH | O_DIRECTORY);
 	if (fd >= 0) {
 		if (!dir_is_placeholder(fd, ".")) {
 			*upper = true;
 			return fd;
 		}
 		close(fd);
-		return open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
+		return vfs_open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
 	}
 	if (fd != -ENOENT && fd != -ENOTDIR)
 		return fd;
@@ -294,7 +284,7 @@ int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper)
 	 * real directory lacks the next name (it does not exist). */
 	char buf[PATH_MAX];
 	snprintf(buf, sizeof buf, "%s", rel);
-	int cur = open_beneath(m->upper_fd, ".", O_PATH | O_DIRECTORY);
+	int cur = vfs_open_beneath(m->upper_fd, ".", O_PATH | O_DIRECTORY);
 	for (char *s = buf, *e; cur >= 0 && s; s = e) {
 		e = strchr(s, '/');
 		if (e)
@@ -313,7 +303,7 @@ int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper)
 		}
 		if (dir_is_placeholder(cur, s)) {
 			close(cur);
-			return open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
+			return vfs_open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
 		}
 		int next = openat(cur, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		close(cur);
@@ -486,7 +476,7 @@ static void path_join(char *out, size_t len, const char *dir, const char *name)
  * each entry of lower directory `rel`, then make it real. */
 static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 {
-	int low = open_beneath(m->root_fd, rel, O_RDONLY | O_DIRECTORY);
+	int low = vfs_open_beneath(m->root_fd, rel, O_RDONLY | O_DIRECTORY);
 	if (low < 0)
 		return low;
 	struct stat lst;
@@ -567,7 +557,7 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
  * fd of the upper `rel`, or -errno. */
 static int copy_up_dirs(struct vfs *v, struct vfs_mount *m, const char *rel, bool *changed)
 {
-	int cur = open_beneath(m->upper_fd, ".", O_RDONLY | O_DIRECTORY);
+	int cur = vfs_open_beneath(m->upper_fd, ".", O_RDONLY | O_DIRECTORY);
 	if (cur < 0)
 		return cur;
 	if (dir_is_placeholder(cur, ".")) {
@@ -695,7 +685,7 @@ static bool sticky(int dirfd)
 /* Is lower directory `rel` empty? */
 static int lower_empty(struct vfs_mount *m, const char *rel)
 {
-	int fd = open_beneath(m->root_fd, rel, O_RDONLY | O_DIRECTORY);
+	int fd = vfs_open_beneath(m->root_fd, rel, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
 	DIR *d = fdopendir(fd);
@@ -716,7 +706,7 @@ static int lower_empty(struct vfs_mount *m, const char *rel)
 
 static bool lower_has_dir(struct vfs_mount *m, const char *rel)
 {
-	int fd = open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
+	int fd = vfs_open_beneath(m->root_fd, rel, O_PATH | O_DIRECTORY);
 	if (fd < 0)
 		return false;
 	close(fd);

@@ -182,6 +182,10 @@ int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what);
 /* The directory fd a walked mount root (p->parent < 0) is reached by. */
 int vfs_root_fd(const struct vfs_path *p);
 
+/* openat2 of `rel` below directory fd `root`, RESOLVE_BENEATH with no
+ * symlink and no magic link followed: fd or -errno (walk.c). */
+int vfs_open_beneath(int root, const char *rel, int flags);
+
 /* Overlay internals shared by the walk (overlay.c). */
 int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen);
 int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen);

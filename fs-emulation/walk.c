@@ -19,7 +19,7 @@
 /* Resolve beneath the mount root, refusing every symlink and magic link:
  * the supervisor has already decided what each component is, so a symlink
  * found here was swapped in after the decision and must not be followed. */
-static int open_beneath(int root, const char *rel, int flags)
+int vfs_open_beneath(int root, const char *rel, int flags)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
@@ -28,6 +28,7 @@ static int open_beneath(int root, const char *rel, int flags)
 	int fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
 	return fd < 0 ? -errno : fd;
 }
+
 
 struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath)
 {
@@ -155,7 +156,7 @@ static int open_parent(struct vfs_mount *m, const char *dir, bool *upper)
 	*upper = false;
 	if (m->kind == MNT_OVERLAY)
 		return ov_open_dir(m, dir, upper);
-	return open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	return vfs_open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
 }
 
 static int open_dir(struct vfs_mount *m, const char *dir, bool *upper)
