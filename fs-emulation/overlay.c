@@ -74,10 +74,17 @@ static bool placeholder(int dirfd, const char *name, const struct stat *st)
 	return is_phantom(st);
 }
 
-bool ov_root_upper(struct vfs_mount *m)
+static bool root_real(struct vfs_mount *m)
 {
 	struct stat st;
 	return fstatat(m->upper_fd, PH_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0 || !is_phantom(&st);
+}
+
+/* Only a copy-up makes a layer's root real, and every copy-up goes through
+ * vfs_prepare, which asks again: the walk reads a flag. */
+bool ov_root_upper(struct vfs_mount *m)
+{
+	return m->upper_real;
 }
 
 static char phantom_letter(mode_t type)
@@ -230,7 +237,8 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 		snprintf(err, errlen, "%s: %s", m->upper, strerror(-m->upper_fd));
 		return m->upper_fd;
 	}
-	if (ov_root_upper(m))
+	m->upper_real = root_real(m);
+	if (m->upper_real)
 		v->ov_used = true; /* a persisted layer with something in it */
 	return 0;
 }
@@ -809,7 +817,9 @@ int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 		p->exists = false;
 out:
 	self_end(s);
-	if (changed)
+	if (changed) {
+		m->upper_real = root_real(m);
 		vfs_invalidate(v, m);
+	}
 	return r;
 }

@@ -42,6 +42,8 @@ struct vfs_mount {
 	 * the writable upper layer (see overlay.c). */
 	int upper_fd;
 	char upper[PATH_MAX];
+	bool upper_real;       /* the upper layer's root is a real directory
+				* (something was written): kept by overlay.c */
 	/* Files that stand in for the lower layer's of the same name at the
 	 * mount's top (the synthetic /etc/passwd...): a directory of them. */
 	int shadow_fd;

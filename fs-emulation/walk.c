@@ -1,6 +1,7 @@
 /* The virtual path walk.  See vfs.h for the contract. */
 #include "fs-emulation/vfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -224,14 +225,25 @@ static int host_lstat(struct vfs_mount *m, int *parent, bool *upper, const char 
  * root is writable (its own layer), so /data can be made. */
 static bool host_has_top(const char *rel)
 {
-	char top[NAME_MAX + 2] = "/";
+	/* The host's top names, read once: a missing path there is common
+	 * (a program probing /sys, /run...) and costs no syscall. */
+	static char *names[256];
+	static int nnames = -1;
+	if (nnames < 0) {
+		nnames = 0;
+		DIR *d = opendir("/");
+		struct dirent *de;
+		while (d && (de = readdir(d)) && nnames < 256)
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				names[nnames] = strdup(de->d_name), nnames += names[nnames] != NULL;
+		if (d)
+			closedir(d);
+	}
 	size_t n = strcspn(rel, "/");
-	if (n == 0 || n > NAME_MAX)
-		return false;
-	memcpy(top + 1, rel, n);
-	top[n + 1] = '\0';
-	struct stat st;
-	return lstat(top, &st) == 0;
+	for (int i = 0; i < nnames; i++)
+		if (strlen(names[i]) == n && strncmp(names[i], rel, n) == 0)
+			return true;
+	return false;
 }
 
 static void fill_root(struct vfs_path *out, struct vfs_mount *m)
