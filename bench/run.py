@@ -110,8 +110,10 @@ def wrap(tool, host_argv, sandbox_argv, binds):
     if tool == "strace":
         return ["strace", "-f", "-qq", "-o", "/dev/null"] + host_argv
     if tool == "runsc":
-        return ["runsc", "--platform=ptrace", "--network=none", "--ignore-cgroups",
-                "do"] + host_argv
+        # --rootless: run as root without it, `runsc do` chowns the host's
+        # /dev/null to nobody:nogroup (seen on runsc 20221219).
+        return ["runsc", "--rootless", "--platform=ptrace", "--network=none",
+                "--ignore-cgroups", "do"] + host_argv
     if tool == "moat":
         argv = [MOAT, "run"]
         for host, sbx, rw in binds:
