@@ -122,6 +122,14 @@ run_tty() {
 	sed -i 's/\r$//' "$out"
 }
 
+# run_pty OUT ERR CMD...: the same, with fds 0-2 on a pty that is no
+# session's controlling terminal (tests/security/pty_run.py).
+run_pty() {
+	local out=$1 err=$2
+	shift 2
+	run_limited "$out" "$err" python3 "$ROOT/tests/security/pty_run.py" "$@"
+}
+
 # alive PID: running (not dead, not a zombie, not stopped or traced).
 alive() {
 	local line state
@@ -702,6 +710,9 @@ one_attempt() {
 	seccomp_listener) args=("$SECRET") re='seccomp|prctl' ;;
 	tiocsti) runner=run_tty re='ioctl' ;;
 	ctty) runner=run_tty re='ioctl|open|openat|getsid' ;;
+	# moat's terminal, free (no session's), swapped onto an fd of our own
+	# pty between moat's check and the kernel's TIOCSCTTY.
+	ctty_race) runner=run_pty re='ioctl' ;;
 	inherited_fd) exec 5<"$SECRET" && re='pidfd_open|pidfd_getfd' ;;
 	host_env) re='open|openat|openat2' ;;
 	list_home) re='open|openat|openat2|stat|lstat|newfstatat|statx|getdents64' ;;
