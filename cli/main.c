@@ -295,6 +295,9 @@ static int cmd_run(int argc, char **argv)
 		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
 	if (!kernel_ok())
 		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
+	if (disk_limit && persist)
+		return die("--disk-limit and --persist together%s", "",
+			   "a persisted layer lives on the host's disk, outside the limit; drop one");
 	if (quota && !root)
 		return die("--disk-limit and --tmpfs DST:SIZE need root%s", "",
 			   "they are tmpfs mounts in a private mount namespace; run moat as root or "

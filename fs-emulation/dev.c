@@ -86,14 +86,10 @@ int dev_open_pts(struct vfs *v, int n, int flags)
 {
 	struct find f = { n, flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK), -ENOENT };
 	proc_foreach(find_in, &f);
-	if (f.fd == -ENOENT && v && n == v->tty_pts) {
-		/* the terminal moat was given, which the sandbox already holds */
-		char path[64];
-		snprintf(path, sizeof path, "/dev/pts/%d", n);
-		f.fd = open(path, f.flags | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-		if (f.fd < 0)
-			f.fd = -errno;
-	}
+	/* The terminal moat was given (v->tty_pts) is listed, so ttyname()
+	 * works on the fds the sandbox holds, but never opened again by name:
+	 * a new open file description of it is more than what was passed. */
+	(void)v;
 	return f.fd;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -190,6 +191,12 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 		return -errno;
 	/* The terminal moat runs in, when the sandbox inherits it. */
 	v->tty_pts = -1;
+	v->tty_unheld = false;
+	for (int fd = 0; fd < 3; fd++) {
+		pid_t sid;
+		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) < 0)
+			v->tty_unheld = true;
+	}
 	for (int fd = 0; fd < 3 && v->tty_pts < 0; fd++) {
 		char link[64], host[64];
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);

@@ -6,6 +6,9 @@
 #include "fs-emulation/vfs.h"
 
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -52,22 +55,69 @@ static int grow(void)
 
 static void put(dev_t dev, ino_t ino, const char *vpath, bool link);
 
+/* Memfds (synthetic files, symlink stand-ins) are made per open, as often
+ * as the sandbox likes: their meanings go to a bounded cache, one slot per
+ * hash, where a newer one evicts an older one (whose fd then means nothing:
+ * it fails closed).  The supervisor's memory stays bounded. */
+#define MEMFD_SLOTS 4096
+static struct reg_entry memfd_cache[MEMFD_SLOTS];
+
+static bool is_memfd_dev(dev_t dev)
+{
+	static dev_t memfd_dev;
+	static bool known;
+	if (!known) {
+		int fd = memfd_create("moat-registry", MFD_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			memfd_dev = st.st_dev;
+			known = true;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return known && dev == memfd_dev;
+}
+
+static struct reg_entry *memfd_slot(dev_t dev, ino_t ino)
+{
+	uint64_t key[2] = { (uint64_t)dev, (uint64_t)ino };
+	return &memfd_cache[XXH3_64bits(key, sizeof key) % MEMFD_SLOTS];
+}
+
+static void cache_put(dev_t dev, ino_t ino, const char *vpath, bool link)
+{
+	struct reg_entry *e = memfd_slot(dev, ino);
+	char *s = strdup(vpath);
+	if (!s)
+		return;
+	free(e->vpath);
+	*e = (struct reg_entry){ dev, ino, s, link };
+}
+
+static const struct reg_entry *cache_get(dev_t dev, ino_t ino)
+{
+	const struct reg_entry *e = memfd_slot(dev, ino);
+	return e->vpath && e->dev == dev && e->ino == ino ? e : NULL;
+}
+
 void reg_put(dev_t dev, ino_t ino, const char *vpath)
 {
-	put(dev, ino, vpath, false);
+	if (is_memfd_dev(dev))
+		cache_put(dev, ino, vpath, false);
+	else
+		put(dev, ino, vpath, false);
 }
 
 void reg_put_link(dev_t dev, ino_t ino, const char *vpath)
 {
-	put(dev, ino, vpath, true);
+	cache_put(dev, ino, vpath, true);
 }
 
 const char *reg_get_link(dev_t dev, ino_t ino)
 {
-	if (!cap)
-		return NULL;
-	struct reg_entry *e = find_slot(dev, ino);
-	return e->vpath && e->link ? e->vpath : NULL;
+	const struct reg_entry *e = cache_get(dev, ino);
+	return e && e->link ? e->vpath : NULL;
 }
 
 static void put(dev_t dev, ino_t ino, const char *vpath, bool link)
@@ -97,6 +147,9 @@ static void put(dev_t dev, ino_t ino, const char *vpath, bool link)
 
 const char *reg_get(dev_t dev, ino_t ino)
 {
+	const struct reg_entry *c = cache_get(dev, ino);
+	if (c)
+		return c->vpath;
 	if (!cap)
 		return NULL;
 	struct reg_entry *e = find_slot(dev, ino);

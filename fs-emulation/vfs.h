@@ -78,6 +78,10 @@ struct vfs {
 	void (*creds_self)(void *ctx);
 	void (*creds_sandbox)(void *ctx);
 	void *creds_ctx;
+	bool tty_unheld;             /* fds 0-2 hold a terminal that is not
+				      * moat's controlling terminal: it may be
+				      * nobody's, and then a TIOCSCTTY could
+				      * take it (see sys_ioctl) */
 	int tty_pts;                 /* moat's own terminal, a pty the sandbox
 				      * inherited on fds 0-2: its number, or -1 */
 	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */

@@ -191,11 +191,16 @@ struct verdict sys_ioctl(struct call *c)
 {
 	unsigned cmd = (unsigned)c->arg[1];
 	snprintf(c->detail, sizeof c->detail, "request=%#x", cmd);
-	if (cmd == TIOCSCTTY) {
+	if (cmd == TIOCSCTTY && !c->sb->vfs->tty_unheld) {
 		/* A pty of the sandbox's own may become its controlling
-		 * terminal (script, pty.fork); the terminal moat was started
-		 * from may not.  The kernel still applies its own rules (a
-		 * session leader, a terminal no other session holds). */
+		 * terminal (script, pty.fork).  The check below reads the fd
+		 * table, which another thread may change before the kernel
+		 * runs the call: it is safe only because every terminal moat
+		 * passed on is moat's own controlling terminal, which the
+		 * kernel refuses to a process of another session anyway.
+		 * When moat holds a terminal that is not (tty_unheld: a pty
+		 * an agent opened and gave moat), a racing dup2 could make it
+		 * the sandbox's: then TIOCSCTTY is refused outright. */
 		char link[64], host[64];
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, (int)c->arg[0]);
 		ssize_t l = readlink(link, host, sizeof host - 1);

@@ -638,6 +638,11 @@ if want bad-input; then
     check125 "bad hostname" run --hostname 'a b' -- true
     check125 "long hostname" run --hostname "$(printf '%065d' 0)" -- true
     check125 "bad chdir" run --chdir /nonexistent-in-sandbox -- true
+    check125 "bad disk limit" run --disk-limit 12Q -- true
+    check125 "bad tmpfs size" run --tmpfs /x:0 -- true
+    check125 "persist without parent" run --persist /nonexistent-moat-parent/layer -- true
+    check125 "persist into a user directory" run --persist "$W" -- true
+    check125 "disk limit with persist" run --disk-limit 1M --persist "$W/never-made" -- true
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
         after=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1335,28 +1336,58 @@ START_TEST(test_registry_round_trip)
 }
 END_TEST
 
+/* Memfds (synthetic files, symlink stand-ins) go to a bounded cache: a
+ * flood of them keeps the supervisor's memory bounded, and the newest
+ * meaning of each is found. */
+START_TEST(test_registry_memfd_cache)
+{
+	int fd = memfd_create("unit", MFD_CLOEXEC);
+	ck_assert(fd >= 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	reg_put_link(st.st_dev, st.st_ino, "/x/link");
+	ck_assert_str_eq(reg_get_link(st.st_dev, st.st_ino), "/x/link");
+	ck_assert_str_eq(reg_get(st.st_dev, st.st_ino), "/x/link");
+	reg_put(st.st_dev, st.st_ino, "/proc/1/status"); /* not a link any more */
+	ck_assert_ptr_null(reg_get_link(st.st_dev, st.st_ino));
+	ck_assert_str_eq(reg_get(st.st_dev, st.st_ino), "/proc/1/status");
+	/* 200000 other memfd inodes: the cache keeps at most its slots. */
+	char buf[32];
+	unsigned found = 0;
+	for (unsigned i = 0; i < 200000; i++) {
+		snprintf(buf, sizeof buf, "/f/%u", i);
+		reg_put_link(st.st_dev, (ino_t)(st.st_ino + 1 + i), buf);
+	}
+	for (unsigned i = 0; i < 200000; i++)
+		found += reg_get_link(st.st_dev, (ino_t)(st.st_ino + 1 + i)) != NULL;
+	ck_assert_uint_le(found, 4096);
+	ck_assert_uint_gt(found, 1000);
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_registry_growth)
 {
 	enum { N = 20000 };
 	char buf[64];
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof buf, "/g/%d", i);
-		reg_put((dev_t)(i % 7), (ino_t)(i * 3 + 5), buf);
+		reg_put((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5), buf);
 	}
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof buf, "/g/%d", i);
-		const char *got = reg_get((dev_t)(i % 7), (ino_t)(i * 3 + 5));
+		const char *got = reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5));
 		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i, got ? got : "(null)");
-		ck_assert_ptr_null(reg_get((dev_t)(i % 7), (ino_t)(i * 3 + 6)));
-		ck_assert_ptr_null(reg_get((dev_t)(i % 7 + 7), (ino_t)(i * 3 + 5)));
+		ck_assert_ptr_null(reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 6)));
+		ck_assert_ptr_null(reg_get((dev_t)(1007 + i % 7), (ino_t)(i * 3 + 5)));
 	}
 	for (int i = 0; i < N; i += 2) {
 		snprintf(buf, sizeof buf, "/h/%d", i);
-		reg_put((dev_t)(i % 7), (ino_t)(i * 3 + 5), buf);
+		reg_put((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5), buf);
 	}
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof buf, i % 2 ? "/g/%d" : "/h/%d", i);
-		const char *got = reg_get((dev_t)(i % 7), (ino_t)(i * 3 + 5));
+		const char *got = reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5));
 		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i, got ? got : "(null)");
 	}
 }
@@ -1416,6 +1447,7 @@ static Suite *vfs_suite(void)
 	TCase *reg_tc = tcase_create("registry");
 	tcase_add_test(reg_tc, test_registry_round_trip);
 	tcase_add_test(reg_tc, test_registry_growth);
+	tcase_add_test(reg_tc, test_registry_memfd_cache);
 	suite_add_tcase(s, reg_tc);
 	return s;
 }
