@@ -181,6 +181,7 @@ m, s = pty.openpty()
 print(os.ttyname(s).rsplit("/", 1)[1], flush=True)
 time.sleep(120)' </dev/null >"$f" 2>/dev/null &
 	FIXTURE_PIDS+=("$!")
+	disown "$!" # its SIGKILL at cleanup must not print "Killed" as our last line
 	for _ in $(seq 50); do [[ -s $f ]] && break; sleep 0.1; done
 	PTS_N=$(cat "$f" 2>/dev/null)
 	[[ $PTS_N =~ ^[0-9]+$ ]]
