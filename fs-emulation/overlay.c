@@ -632,8 +632,15 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 			if (out < 0) {
 				r = -errno;
 			} else {
-				int in = openat(low, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+				/* Never blocks (a FIFO swapped in by a host writer of
+				 * the lower directory) and copies only what was
+				 * stat'ed: the same regular file. */
+				int in = openat(low, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+				struct stat ist;
 				r = in < 0 ? -errno : 0;
+				if (r == 0 && (fstat(in, &ist) < 0 || !S_ISREG(ist.st_mode) ||
+					       ist.st_ino != st.st_ino || ist.st_dev != st.st_dev))
+					r = -EAGAIN;
 				while (r == 0) {
 					ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
 					if (n < 0 && (errno == EXDEV || errno == EINVAL ||
