@@ -451,9 +451,7 @@ struct verdict sys_xattr(struct call *c)
 		goto out;
 	}
 	if (p.kind != VN_HOST || (p.mnt->kind == MNT_DEV && !S_ISDIR(p.st.st_mode))) {
-		v = v_error(op == LIST ? 0 : EOPNOTSUPP);
-		if (op == LIST)
-			v = v_value(0);
+		v = op == LIST ? v_value(0) : v_error(EOPNOTSUPP); /* none there */
 		goto out;
 	}
 	if ((op == SET || op == REMOVE) && (r = vfs_prepare(c->sb->vfs, &p, VC_CHANGE)) < 0) {

@@ -717,6 +717,14 @@ one_attempt() {
 	inherited_fd) exec 5<"$SECRET" && re='pidfd_open|pidfd_getfd' ;;
 	host_env) re='open|openat|openat2' ;;
 	list_home) re='open|openat|openat2|stat|lstat|newfstatat|statx|getdents64' ;;
+	# Set-id bits on a file the sandbox makes in its /tmp (natively: a
+	# scratch directory of ours): dropped silently under moat (audit=0).
+	setid_file)
+		dir=$WORK/setid
+		mkdir -p "$dir" && chmod 0777 "$dir" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$dir")
+		args=("$dir") margs=(/tmp) margs_set=1 audit=0
+		;;
 	# A pty of the host, by number: its master is held by a process of the
 	# sandbox's uid (pts_fixture), so host permissions let the attempt in
 	# natively.  Held by ENOENT (/dev/pts has only ptys whose master the
