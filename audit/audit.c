@@ -1,6 +1,7 @@
 #include "audit/audit.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "interposer/call.h"
 #include "interposer/task.h"
+#include "net-stub/net.h"
 #include "syscall-table/decode.h"
 #include "syscall-table/table.h"
 
@@ -88,10 +90,32 @@ static const char *decision_of(const struct verdict *v)
 	}
 }
 
+/* The destination fields of a network decision. */
+static void net_fields(FILE *f, const struct call_net *cn)
+{
+	if (!cn->family)
+		return;
+	fputs(",\"family\":", f);
+	json_str(f, cn->family == AF_INET6 ? "AF_INET6" : "AF_INET");
+	fputs(",\"address\":", f);
+	json_str(f, cn->address);
+	fprintf(f, ",\"port\":%d", cn->port);
+	if (cn->host[0]) {
+		fputs(",\"host\":", f);
+		json_str(f, cn->host);
+	}
+	if (cn->query[0]) {
+		fputs(",\"query\":", f);
+		json_str(f, cn->query);
+		fputs(",\"qtype\":", f);
+		json_str(f, cn->qtype);
+	}
+}
+
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result)
 {
 	bool denial = v->kind == V_DENY || v->kind == V_KILL;
-	if (!denial && a->level == AUDIT_DENIALS)
+	if (!denial && !v->record && a->level == AUDIT_DENIALS)
 		return;
 	FILE *f = a->f;
 	pid_t tgid = c->task && c->task->proc ? c->task->proc->tgid : c->tid;
@@ -137,6 +161,7 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 		fputs(",\"detail\":", f);
 		json_str(f, c->detail);
 	}
+	net_fields(f, &c->net);
 	fprintf(f, ",\"result\":%lld", (long long)result);
 	if (result < 0) {
 		const char *en = sc_errno_name((int)-result);
@@ -179,5 +204,42 @@ void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const c
 	fprintf(f, ",\"decision\":\"%s\",\"rule\":", decision);
 	json_str(f, rule);
 	fputs("}\n", f);
+	fflush(f);
+}
+
+void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
+	       const char *decision, const char *rule)
+{
+	FILE *f = a->f;
+	head(f, tid, pid);
+	fputs(",\"exe\":", f);
+	json_str(f, exe ? exe : "");
+	fputs(",\"syscall\":\"dns\"", f);
+	net_fields(f, cn);
+	bool refused = strcmp(decision, "deny") == 0;
+	fprintf(f, ",\"result\":%d", refused ? -ECONNREFUSED : 0);
+	if (refused)
+		fputs(",\"errno\":\"ECONNREFUSED\"", f);
+	fprintf(f, ",\"decision\":\"%s\",\"rule\":", decision);
+	json_str(f, rule);
+	fputs("}\n", f);
+	fflush(f);
+}
+
+void audit_net_summary(struct audit *a, const struct net *n)
+{
+	FILE *f = a->f;
+	head(f, 0, 0);
+	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
+	json_str(f, n->mode == NET_NETNS ? "netns" : "none");
+	fputs(",\"destinations\":[", f);
+	for (int i = 0; i < n->nseen; i++) {
+		const struct net_seen *s = &n->seen[i];
+		fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
+		json_str(f, s->what);
+		fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", s->tried, s->allowed,
+			s->denied);
+	}
+	fprintf(f, "],\"result\":0,\"decision\":\"summary\"}\n");
 	fflush(f);
 }

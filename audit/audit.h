@@ -9,7 +9,9 @@
 #include <sys/types.h>
 
 struct call;
+struct call_net;
 struct verdict;
+struct net;
 
 enum audit_level { AUDIT_DENIALS, AUDIT_SUPERVISED };
 
@@ -24,5 +26,14 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
 		const char *path, const char *resolved, int err, const char *decision,
 		const char *rule);
+
+/* Record a DNS question the stub resolver answered (net-stub/dns.c):
+ * syscall "dns", the question in query/qtype, the asking process when
+ * known (pid 0 otherwise). */
+void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
+	       const char *decision, const char *rule);
+/* The run's network summary: one record, syscall "net-summary", written at
+ * the end: the loopback in force and every destination tried. */
+void audit_net_summary(struct audit *a, const struct net *n);
 
 #endif

@@ -1,6 +1,7 @@
 /* moat: run a program with every resource-naming syscall serviced by a
  * supervisor.  Option parsing and the run's setup and teardown; the work
  * is in the modules. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "audit/audit.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
+#include "net-stub/net.h"
 #include "syscall-table/filter.h"
 
 #define MOAT_VERSION "0.1.0"
@@ -39,6 +41,10 @@ static void usage(FILE *f)
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
 	      "  --hostname NAME     the sandbox's host name (default moat)\n"
+	      "  --allow-net RULE    let the sandbox reach RULE: HOST[:PORT], ADDR[/LEN][:PORT]\n"
+	      "                      or [ADDR6[/LEN]][:PORT]; PORT may be N, N-M or *; host\n"
+	      "                      names are resolved once, at start (repeatable)\n"
+	      "  --net-policy FILE   the rules of FILE, one per line (# comments)\n"
 	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
 	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
 	      "  --version, --help\n",
@@ -165,6 +171,8 @@ static int cmd_run(int argc, char **argv)
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
 	bool uid_set = false;
+	static struct net net;
+	char neterr[512];
 
 	static char envbuf[MAX_ENV][4096];
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
@@ -190,6 +198,8 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv") ||
 		    !strcmp(a, "--overlay"))
 			need = 2;
+		else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-policy"))
+			need = 1;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
 			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
@@ -271,6 +281,12 @@ static int cmd_run(int argc, char **argv)
 				return die("--hostname: not a valid host name%s", "",
 					   "give 1 to 64 characters of A-Z a-z 0-9 . -");
 			hostname = x;
+		} else if (!strcmp(a, "--allow-net")) {
+			if (net_policy_add(&net, x, neterr, sizeof neterr) < 0)
+				return die("%s", neterr, NULL);
+		} else if (!strcmp(a, "--net-policy")) {
+			if (net_policy_load(&net, x, neterr, sizeof neterr) < 0)
+				return die("%s", neterr, NULL);
 		} else if (!strcmp(a, "--audit-log")) {
 			audit_log = x;
 		} else if (!strcmp(a, "--persist")) {
@@ -307,8 +323,11 @@ static int cmd_run(int argc, char **argv)
 		return die("cannot make a private mount namespace for the quotas: %s",
 			   strerror(errno), NULL);
 	env[nenv] = NULL;
+	if (net_setup(&net, root, neterr, sizeof neterr) < 0)
+		fprintf(stderr, "moat: warning: %s; the sandbox gets no private loopback\n", neterr);
 
 	static struct sandbox sb;
+	sb.net = &net;
 	static struct vfs v;
 	sb.opt.argv = argv + i;
 	sb.opt.chdir = chdir_to;
@@ -328,6 +347,15 @@ static int cmd_run(int argc, char **argv)
 	v.creds_sandbox = creds_sandbox_hook;
 	v.creds_ctx = &sb;
 	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
+	static char pins[NET_MAX_PINS * 200];
+	for (int k = 0, off = 0; k < net.npin; k++) {
+		char a[INET6_ADDRSTRLEN];
+		inet_ntop(net.pin[k].family, net.pin[k].addr, a, sizeof a);
+		off += snprintf(pins + off, sizeof pins - (size_t)off, "%s\t%s\n", a, net.pin[k].host);
+	}
+	v.etc_hosts_pins = pins;
+	v.etc_dns_stub = net.dns_fd >= 0;
+	v.etc_no_egress = net.nrule == 0;
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return die("getrandom failed%s", "", NULL);
@@ -406,6 +434,10 @@ static int cmd_run(int argc, char **argv)
 			vfs_path_release(&p);
 	}
 	vfs_teardown(&v);
+	if (sb.audit)
+		audit_net_summary(sb.audit, &net);
+	net_summary(&net, stderr);
+	net_teardown(&net);
 	if (disk_limit) {
 		umount2(scratch, MNT_DETACH);
 		rmdir(scratch);

@@ -14,7 +14,9 @@ struct vfs;
 const char *etc_hostname(const struct vfs *v);
 
 /* The names etc_generate() makes ("passwd", "group", "hostname", "hosts",
- * "resolv.conf", "nsswitch.conf"), NULL-terminated. */
+ * "resolv.conf", "nsswitch.conf", "pip.conf"), NULL-terminated.  A name
+ * whose content comes out empty is not made (pip.conf, unless the sandbox
+ * has no egress and the host no pip.conf of its own). */
 extern const char *const etc_files[];
 
 /* Write the content of /etc/`name` for view `v` into buf, NUL-terminated.

@@ -124,6 +124,8 @@ static int etc_files_make(struct vfs *v, struct vfs_mount *m, const char *skel)
 		int n = etc_generate(v, *f, buf, sizeof buf);
 		if (n < 0)
 			return n;
+		if (n == 0)
+			continue;
 		char path[PATH_MAX * 2];
 		snprintf(path, sizeof path, "%s/%s", dir, *f);
 		int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);

@@ -198,6 +198,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			j->gid = c->sb->gid;
 			j->drop = c->sb->as_root;
 			if (net_job_start(j) == 0) {
+				c->pending = &j->pending;
 				v = v_pending();
 				goto out;
 			}

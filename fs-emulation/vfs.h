@@ -85,6 +85,10 @@ struct vfs {
 	int tty_pts;                 /* moat's own terminal, a pty the sandbox
 				      * inherited on fds 0-2: its number, or -1 */
 	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */
+	/* The network as /etc describes it (set by cli from net-stub). */
+	const char *etc_hosts_pins;  /* "ADDR\tNAME\n" lines: names moat resolved, or NULL */
+	bool etc_dns_stub;           /* a stub resolver answers at 127.0.0.53 */
+	bool etc_no_egress;          /* no destination outside is allowed */
 };
 
 /* Walk flags. */

@@ -34,9 +34,19 @@ struct verdict {
 	int fd;             /* V_FD: the supervisor's fd to grant */
 	unsigned fd_flags;  /* V_FD: O_CLOEXEC or 0 */
 	const char *rule;   /* why (for the audit record), static string */
+	bool record;        /* audit it at every level (network egress) */
 };
 
 #define CALL_MAX_PATHS 2
+
+/* A call answered later by a job (V_PENDING): the dispatcher leaves a
+ * copy of the call and its verdict here, and the job's end hands them
+ * back (dispatch_done), so the audit record carries the real result. */
+struct call;
+struct pending {
+	struct call *call;
+	struct verdict v;
+};
 
 struct call {
 	uint64_t id;                 /* notification id */
@@ -53,6 +63,17 @@ struct call {
 	char path[CALL_MAX_PATHS][PATH_MAX];      /* as the program named it */
 	char resolved[CALL_MAX_PATHS][PATH_MAX];  /* virtual, after the walk */
 	char detail[256];                          /* e.g. a socket address */
+	/* A network destination the decision rests on (family != 0). */
+	struct call_net {
+		int family;                        /* AF_INET, AF_INET6 */
+		char address[46];
+		int port;
+		char host[128];                    /* the pinned name of the address */
+		char query[256];                   /* a DNS question the data carried */
+		char qtype[12];
+		bool allowed;                      /* an allow rule matched */
+	} net;
+	struct pending *pending;   /* V_PENDING: the job's slot, or NULL */
 };
 
 static inline struct verdict v_error(int err)
@@ -83,6 +104,13 @@ static inline struct verdict v_continue(void)
 static inline struct verdict v_pending(void)
 {
 	return (struct verdict){ .kind = V_PENDING, .fd = -1 };
+}
+/* A decision the audit log keeps even at the default level. */
+static inline struct verdict v_recorded(struct verdict v, const char *rule)
+{
+	v.record = true;
+	v.rule = rule;
+	return v;
 }
 static inline struct verdict v_kill(const char *rule)
 {

@@ -3,6 +3,7 @@
  * Only this file replies to the kernel and writes audit records, so a
  * handler can neither forget the record nor answer twice. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <linux/seccomp.h>
@@ -120,6 +121,16 @@ void dispatch_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags)
 		dispatch_reply(notify_fd, id, 0, -errno);
 }
 
+int dispatch_install(int notify_fd, uint64_t id, int fd, int at, unsigned fd_flags)
+{
+	struct seccomp_notif_addfd addfd = {
+		.id = id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)fd,
+		.newfd = (uint32_t)at, .newfd_flags = fd_flags,
+	};
+	int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+	return r < 0 ? -errno : r;
+}
+
 static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
 {
 	struct seccomp_notif_addfd addfd = {
@@ -133,6 +144,19 @@ static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
 	 * a signal cannot land between them and restart an O_CREAT|O_EXCL. */
 	int r = ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
 	return r < 0 ? -errno : r;
+}
+
+void dispatch_done(struct pending *p, int64_t result)
+{
+	if (!p->call)
+		return;
+	struct sandbox *sb = p->call->sb;
+	/* The thread may be gone by now: its task is looked up again. */
+	p->call->task = task_find(p->call->tid);
+	if (sb->audit)
+		audit_call(sb->audit, p->call, &p->v, result);
+	free(p->call);
+	p->call = NULL;
 }
 
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
@@ -149,6 +173,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	c.detail[0] = '\0';
 	c.path[0][0] = c.path[1][0] = '\0';
 	c.resolved[0][0] = c.resolved[1][0] = '\0';
+	c.net.family = 0;
+	c.pending = NULL;
 	c.ent = sc_lookup(c.nr);
 	c.task = task_find(c.tid);
 
@@ -189,7 +215,14 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 		reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 		break;
 	case V_PENDING:
-		break; /* a job answers it when it finishes (net-stub/async.c) */
+		/* A job answers it when it finishes (net-stub/async.c), and
+		 * the record waits for the result. */
+		if (sb->audit && c.pending && (c.pending->call = malloc(sizeof c))) {
+			memcpy(c.pending->call, &c, sizeof c);
+			c.pending->v = v;
+			return;
+		}
+		break;
 	case V_KILL:
 		if (c.task && c.task->proc)
 			syscall(SYS_pidfd_send_signal, c.task->proc->pidfd, SIGKILL, NULL, 0);

@@ -33,6 +33,7 @@
 #include "interposer/task.h"
 #include "interposer/trace.h"
 #include "net-stub/async.h"
+#include "net-stub/net.h"
 #include "syscall-table/filter.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -97,6 +98,32 @@ void creds_identity_end(struct sandbox *sb)
 	creds_sandbox(sb); /* the loop's usual state: sandbox fsuid */
 }
 
+void creds_bare_begin(struct sandbox *sb)
+{
+	if (!sb->as_root)
+		return;
+	syscall(SYS_setresgid, sb->gid, sb->gid, 0);
+	syscall(SYS_setresuid, sb->uid, sb->uid, 0);
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective = d[1].effective = 0;
+	syscall(SYS_capset, &h, d);
+}
+
+void creds_admin_begin(struct sandbox *sb)
+{
+	if (sb->as_root)
+		set_caps(true);
+}
+
+void creds_admin_end(struct sandbox *sb)
+{
+	if (sb->as_root)
+		set_caps(false);
+}
+
 /* ---- the child, before exec: it may only die ---- */
 
 static void child_fail(int fd, const char *what)
@@ -124,6 +151,9 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(125);
+	/* The private network world (net-stub/netns.c), while we may. */
+	if (net_enter(sb->net) < 0)
+		child_fail(fd_wr, "setns");
 	/* A new session: no controlling terminal, so TIOCSTI and job control
 	 * signals from the host's terminal cannot reach in (rule 5). */
 	if (setsid() < 0)
@@ -342,8 +372,8 @@ int sandbox_run(struct sandbox *sb)
 		kill(child, SIGKILL);
 		return 125;
 	}
-	struct pollfd pfd[3] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
-				 { net_jobs_fd(), POLLIN, 0 } };
+	struct pollfd pfd[4] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
+				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 } };
 	int forwarded = 0;
 	while (task_count() > 0) {
 		if (sb->init_done) {
@@ -352,7 +382,7 @@ int sandbox_run(struct sandbox *sb)
 			proc_foreach(kill_one, NULL);
 			task_kill_unlinked();
 		}
-		int n = poll(pfd, 3, -1);
+		int n = poll(pfd, 4, -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -376,6 +406,8 @@ int sandbox_run(struct sandbox *sb)
 		}
 		if (pfd[2].revents & POLLIN)
 			net_jobs_complete();
+		if (pfd[3].revents & POLLIN)
+			net_dns_serve(sb->net, sb);
 		if (pfd[0].revents & POLLIN) {
 			struct seccomp_notif notif;
 			memset(&notif, 0, sizeof notif);

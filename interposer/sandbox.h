@@ -13,6 +13,7 @@
 
 struct vfs;
 struct audit;
+struct net;
 
 struct sandbox_opts {
 	char **argv;              /* the command */
@@ -28,6 +29,7 @@ struct sandbox {
 	struct sandbox_opts opt;
 	struct vfs *vfs;
 	struct audit *audit;
+	struct net *net;          /* the network policy and worlds (net-stub) */
 	int notify_fd;
 	pid_t init_pid;
 	int init_status;          /* wait status of the first process */
@@ -52,6 +54,15 @@ void creds_self(struct sandbox *sb);
  * and sendmsg (SCM_CREDENTIALS).  Without it a peer would see root. */
 void creds_identity_begin(struct sandbox *sb);
 void creds_identity_end(struct sandbox *sb);
+/* The sandbox's ids and no capability at all (this thread only), for
+ * sockets made for the sandbox: a socket keeps its maker's credentials,
+ * and netlink checks them.  Ended by creds_identity_end. */
+void creds_bare_begin(struct sandbox *sb);
+/* Every capability moat holds, effective, for a moment (setns into the
+ * sandbox's network namespace); creds_admin_end goes back to the loop's
+ * usual set. */
+void creds_admin_begin(struct sandbox *sb);
+void creds_admin_end(struct sandbox *sb);
 
 /* Start the sandbox (fork, seize, filter, first exec) and run the event
  * loop until the first process exits.  Returns moat's exit code. */

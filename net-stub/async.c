@@ -34,6 +34,7 @@ void net_job_free(struct net_job *j)
 	for (int i = 0; i < j->nrights; i++)
 		close(j->rights[i]);
 	free(j->data);
+	free(j->pending.call);
 	free(j);
 }
 
@@ -91,6 +92,25 @@ void net_jobs_complete(void)
 	while (read(done_pipe[0], &j, sizeof j) == sizeof j) {
 		if (j->result < 0 && j->err == EPIPE && !(j->flags & MSG_NOSIGNAL))
 			syscall(SYS_tgkill, j->tgid, j->tid, SIGPIPE);
+		if (j->op == NJ_CONNECT && j->install_at >= 0 &&
+		    (j->result == 0 || j->err == EINPROGRESS)) {
+			/* The socket of the other world takes the place of the
+			 * sandbox's own only once it is connected. */
+			int r = dispatch_install(j->notify_fd, j->id, j->sock, j->install_at,
+						 j->install_flags);
+			if (r < 0 && r != -ENOENT)
+				j->result = -1, j->err = -r;
+		}
+		int64_t result = j->result < 0 ? -j->err : j->result;
+		if (j->op == NJ_CONNECT && j->private_dest && j->err == ECONNREFUSED) {
+			/* Nothing in the sandbox listens there, and the host's
+			 * loopback was not tried: worth a line (a probe for a
+			 * host service looks exactly like this). */
+			j->pending.v.record = true;
+			j->pending.v.rule = j->addr.ss_family == AF_UNIX ? "net.private-abstract"
+									 : "net.private-loopback";
+		}
+		dispatch_done(&j->pending, result);
 		if (j->op == NJ_OPEN && j->result >= 0) {
 			dispatch_grant(j->notify_fd, j->id, (int)j->result, j->fd_flags);
 			close((int)j->result);

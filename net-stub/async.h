@@ -15,6 +15,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "interposer/call.h"
+
 enum net_op { NJ_CONNECT, NJ_SEND, NJ_OPEN };
 
 struct net_job {
@@ -24,7 +26,7 @@ struct net_job {
 	enum net_op op;
 	int sock;               /* supervisor's copy of the sandbox's socket (owned) */
 	int hold;               /* keeps the decided target alive (owned), or -1 */
-	struct sockaddr_un addr;
+	struct sockaddr_storage addr;
 	socklen_t addrlen;      /* 0: no address */
 	int flags;              /* send flags */
 	char *data;             /* send: owned copy of the data */
@@ -41,6 +43,11 @@ struct net_job {
 	bool drop;
 	ssize_t result;         /* filled by the thread */
 	int err;
+	int install_at;         /* connect: on success (or EINPROGRESS) install
+				 * `sock` at this fd number of the caller, or -1 */
+	unsigned install_flags;
+	bool private_dest;      /* connect: to the private world's loopback */
+	struct pending pending; /* the call, for its audit record */
 };
 
 /* Create the completion pipe.  0 or -errno. */

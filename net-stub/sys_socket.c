@@ -1,24 +1,53 @@
-/* Sockets: deny by default.  Only AF_UNIX exists in the sandbox; its path
- * names are walked in the virtual filesystem and its abstract names live
- * in a namespace private to this sandbox. */
+/* Socket calls (docs/network.md).
+ *
+ * socket(2) of AF_UNIX, and of AF_INET/AF_INET6 for TCP and UDP, runs in
+ * the kernel: when moat is root the sandbox lives in its own network
+ * namespace (net.h), so such a socket starts in the private world and can
+ * reach the sandbox's loopback and nothing else.  Every call that names an
+ * address — connect, bind, sendto/sendmsg/sendmmsg with a destination —
+ * and listen come here: the address is copied once, decided, and the call
+ * performed by the supervisor on the sandbox's own socket (a pidfd_getfd
+ * copy of the same open file), or on a socket of the host world that moat
+ * makes, connects and installs at the sandbox's fd number when the policy
+ * allows the destination.  A thread rewriting the sockaddr after the copy
+ * changes nothing.  AF_UNIX path names are walked in the virtual
+ * filesystem; abstract names are the private world's own. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
-#include "net-stub/async.h"
+#include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
+#include "net-stub/async.h"
+#include "net-stub/net.h"
 #include "syscall-table/decode.h"
 #include "syscall-table/handlers.h"
+
+static bool is_inet(int family)
+{
+	return family == AF_INET || family == AF_INET6;
+}
+
+static int sock_int(int s, int level, int opt)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+	return getsockopt(s, level, opt, &v, &l) < 0 ? -1 : v;
+}
 
 static struct verdict deny_family(struct call *c, int family)
 {
@@ -29,26 +58,73 @@ static struct verdict deny_family(struct call *c, int family)
 
 struct verdict sys_socket(struct call *c)
 {
-	return deny_family(c, (int)c->arg[0]);
+	int family = (int)c->arg[0], type = (int)c->arg[1], proto = (int)c->arg[2];
+	int base = type & 0xf;
+	if (is_inet(family)) {
+		/* TCP and UDP never come here (the filter lets them through). */
+		snprintf(c->detail, sizeof c->detail, "family=%s type=%d protocol=%d",
+			 family == AF_INET ? "AF_INET" : "AF_INET6", base, proto);
+		if (type & ~(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
+			return v_error(EINVAL);
+		/* What Linux tells a process without CAP_NET_RAW, and one
+		 * outside net.ipv4.ping_group_range. */
+		if (base == SOCK_RAW || base == SOCK_PACKET)
+			return v_deny(EPERM, "net.raw-socket");
+		if (base == SOCK_DGRAM && (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6))
+			return v_deny(EACCES, "net.raw-socket");
+		return v_deny(EPROTONOSUPPORT, "net.protocol");
+	}
+	if (family == AF_NETLINK && proto == NETLINK_ROUTE && c->sb->net->mode == NET_NETNS) {
+		/* getifaddrs, if_nameindex and getaddrinfo's AI_ADDRCONFIG read
+		 * the interface list: the private world's (lo alone), from a
+		 * socket made there with the sandbox's ids and no capability. */
+		int s = net_socket(c->sb->net, c->sb, true, family, type & ~SOCK_CLOEXEC, proto);
+		if (s < 0)
+			return v_error(-s);
+		return v_fd(s, type & SOCK_CLOEXEC ? O_CLOEXEC : 0);
+	}
+	return deny_family(c, family);
 }
 
 struct verdict sys_socketpair(struct call *c)
 {
+	if (is_inet((int)c->arg[0]))
+		return v_error(EOPNOTSUPP); /* as Linux: no inet socket pairs */
 	return deny_family(c, (int)c->arg[0]);
 }
 
-/* A sockaddr the supervisor can use for `sa` as the sandbox named it:
+/* ---- addresses ---- */
+
+/* Copy the sockaddr argument once.  0, or -1 with the verdict in *v. */
+static int read_addr(struct call *c, uint64_t addr, socklen_t len, struct sockaddr_storage *ss,
+		     struct verdict *v)
+{
+	if (len > sizeof *ss || (int)len < (int)sizeof(sa_family_t)) {
+		*v = v_error(EINVAL);
+		return -1;
+	}
+	memset(ss, 0, sizeof *ss);
+	if (call_read(c, addr, ss, len) < 0) {
+		*v = v_error(EFAULT);
+		return -1;
+	}
+	return 0;
+}
+
+/* A sockaddr_un the supervisor can use for `sa` as the sandbox named it:
  * a path is walked and replaced by a /proc/self/fd link to the decided
- * inode (or its parent, for bind); an abstract name gets this sandbox's
- * prefix.  `hold` keeps the fd alive until the call is done. */
+ * inode (or its parent, for bind); an abstract name is kept when the
+ * socket lives in the private world (whose abstract names are the
+ * sandbox's alone), else it gets this sandbox's prefix.  `hold` keeps the
+ * fd alive until the call is done. */
 struct unix_target {
 	struct sockaddr_un sun;
 	socklen_t len;
 	int hold;
 };
 
-static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t salen, bool create,
-		       struct unix_target *out, struct verdict *v)
+static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, socklen_t salen,
+		       bool create, struct unix_target *out, struct verdict *v)
 {
 	out->hold = -1;
 	memset(&out->sun, 0, sizeof out->sun);
@@ -60,8 +136,14 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 		return 0;
 	}
 	if (sa->sun_path[0] == '\0') {
-		char name[sizeof sa->sun_path];
 		size_t nlen = plen - 1;
+		snprintf(c->detail, sizeof c->detail, "@%.*s", (int)nlen, sa->sun_path + 1);
+		if (c->sb->net->mode == NET_NETNS && net_world(c->sb->net, sock) == 1) {
+			memcpy(&out->sun, sa, salen);
+			out->len = salen;
+			return 0;
+		}
+		char name[sizeof sa->sun_path];
 		memcpy(name, sa->sun_path + 1, nlen);
 		int n = snprintf(out->sun.sun_path + 1, sizeof out->sun.sun_path - 1, "moat-%s/",
 				 c->sb->id);
@@ -71,7 +153,6 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 		}
 		memcpy(out->sun.sun_path + 1 + n, name, nlen);
 		out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n + nlen);
-		snprintf(c->detail, sizeof c->detail, "@%.*s", (int)nlen, name);
 		return 0;
 	}
 	/* A path: copy it into the call's path slot so the walk and the
@@ -131,43 +212,156 @@ static int unix_target(struct call *c, const struct sockaddr_un *sa, socklen_t s
 	return 0;
 }
 
-/* Read the sockaddr argument and decide where it may go.  0 with *out
- * ready, or -1 with the verdict in *v. */
-static int read_target(struct call *c, uint64_t addr, socklen_t len, bool create,
-		       struct unix_target *out, struct verdict *v)
+/* Fill c->net (and the detail) for an inet destination. */
+static void note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
+		      const struct net_rule *rule)
 {
-	struct sockaddr_storage ss;
-	if (len > sizeof ss || (int)len < (int)sizeof(sa_family_t)) {
-		*v = v_error(EINVAL);
-		return -1;
-	}
-	if (call_read(c, addr, &ss, len) < 0) {
-		*v = v_error(EFAULT);
-		return -1;
-	}
-	if (ss.ss_family == AF_UNSPEC && !create) {
-		out->hold = -1;
-		memcpy(&out->sun, &ss, len);
-		out->len = len;
-		return 0;
-	}
-	if (ss.ss_family != AF_UNIX) {
-		char d[200];
-		sc_decode_sockaddr(d, sizeof d, &ss, len);
+	struct call_net *cn = &c->net;
+	if (!net_addr_text(sa, len, cn->address, sizeof cn->address, &cn->port))
+		return;
+	cn->family = sa->sa_family;
+	cn->allowed = rule != NULL;
+	const char *host = rule && rule->host[0] ? rule->host : net_pinned_name(c->sb->net, sa, len);
+	snprintf(cn->host, sizeof cn->host, "%s", host ? host : "");
+	char d[200];
+	sc_decode_sockaddr(d, sizeof d, sa, len);
+	if (rule)
+		snprintf(c->detail, sizeof c->detail, "%s allowed by --allow-net %s", d, rule->spec);
+	else
 		snprintf(c->detail, sizeof c->detail, "%s", d);
-		*v = v_deny(ss.ss_family == AF_INET || ss.ss_family == AF_INET6 ? ECONNREFUSED
-										 : EAFNOSUPPORT,
-			    "net.deny-by-default");
-		return -1;
-	}
-	return unix_target(c, (struct sockaddr_un *)&ss, len, create, out, v);
 }
 
-static bool blocking(int fd)
+/* The summary's name of a destination: "1.2.3.4:443 (example.com)",
+ * "dns pypi.org", "udp 192.0.2.1:9". */
+static void seen_dest(struct call *c, bool udp, bool allowed)
 {
-	int fl = fcntl(fd, F_GETFL);
-	return fl >= 0 && !(fl & O_NONBLOCK);
+	char what[200];
+	const struct call_net *cn = &c->net;
+	if (cn->query[0])
+		snprintf(what, sizeof what, "dns %s", cn->query);
+	else
+		snprintf(what, sizeof what, "%s%s%s%s:%d%s%s%s", udp ? "udp " : "",
+			 cn->family == AF_INET6 && strchr(cn->address, ':') ? "[" : "", cn->address,
+			 cn->family == AF_INET6 && strchr(cn->address, ':') ? "]" : "", cn->port,
+			 cn->host[0] ? " (" : "", cn->host, cn->host[0] ? ")" : "");
+	net_seen(c->sb->net, what, allowed);
 }
+
+static struct verdict deny_dest(struct call *c, enum net_dest d, bool udp)
+{
+	seen_dest(c, udp, false);
+	if (c->sb->net->mode != NET_NETNS && d == ND_PRIVATE)
+		return v_deny(ECONNREFUSED, "net.no-private-loopback");
+	if (d == ND_DENY_PORT)
+		return v_deny(ECONNREFUSED, "net.port-not-allowed");
+	return v_deny(ENETUNREACH, "net.deny-by-default");
+}
+
+/* A netlink address is used only on a netlink socket moat made in the
+ * private world (sys_socket), where the kernel it talks to knows lo alone. */
+static bool netlink_ok(struct call *c, int s, int family)
+{
+	return family == AF_NETLINK && c->sb->net->mode == NET_NETNS &&
+	       sock_int(s, SOL_SOCKET, SO_DOMAIN) == AF_NETLINK && net_world(c->sb->net, s) == 1;
+}
+
+static struct verdict deny_addr_family(struct call *c, const struct sockaddr_storage *ss,
+				       socklen_t len)
+{
+	char d[200];
+	sc_decode_sockaddr(d, sizeof d, ss, len);
+	snprintf(c->detail, sizeof c->detail, "%s", d);
+	return v_deny(EAFNOSUPPORT, "net.family");
+}
+
+/* ---- the other world's socket ---- */
+
+/* The options a client sets before connecting, carried over to the
+ * socket that replaces it (what differs from a new socket's default). */
+static void copy_options(int from, int to, int domain, int type)
+{
+	static const struct { int level, opt; } ints[] = {
+		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, SO_REUSEPORT },
+		{ SOL_SOCKET, SO_KEEPALIVE }, { SOL_SOCKET, SO_BROADCAST },
+		{ SOL_SOCKET, SO_OOBINLINE }, { SOL_SOCKET, SO_PRIORITY },
+		{ SOL_SOCKET, SO_MARK }, { IPPROTO_TCP, TCP_NODELAY },
+		{ IPPROTO_TCP, TCP_KEEPIDLE }, { IPPROTO_TCP, TCP_KEEPINTVL },
+		{ IPPROTO_TCP, TCP_KEEPCNT }, { IPPROTO_TCP, TCP_USER_TIMEOUT },
+		{ IPPROTO_TCP, TCP_SYNCNT }, { IPPROTO_TCP, TCP_FASTOPEN_CONNECT },
+		{ IPPROTO_IP, IP_TOS }, { IPPROTO_IP, IP_TTL },
+		{ IPPROTO_IPV6, IPV6_V6ONLY }, { IPPROTO_IPV6, IPV6_UNICAST_HOPS },
+	};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		int lv = ints[i].level;
+		if ((lv == IPPROTO_TCP && type != SOCK_STREAM) || (lv == IPPROTO_IPV6 && domain != AF_INET6))
+			continue;
+		int a = sock_int(from, lv, ints[i].opt), b = sock_int(to, lv, ints[i].opt);
+		if (a >= 0 && a != b)
+			setsockopt(to, lv, ints[i].opt, &a, sizeof a);
+	}
+	/* Buffer sizes read back doubled; a default one is left alone. */
+	for (int opt = SO_SNDBUF; opt <= SO_RCVBUF; opt += SO_RCVBUF - SO_SNDBUF) {
+		int a = sock_int(from, SOL_SOCKET, opt), b = sock_int(to, SOL_SOCKET, opt);
+		if (a > 0 && a != b) {
+			a /= 2;
+			setsockopt(to, SOL_SOCKET, opt, &a, sizeof a);
+		}
+	}
+	struct timeval tv;
+	struct linger lg;
+	socklen_t l;
+	for (int opt = SO_RCVTIMEO; opt <= SO_SNDTIMEO; opt++) {
+		l = sizeof tv;
+		if (getsockopt(from, SOL_SOCKET, opt, &tv, &l) == 0 && (tv.tv_sec || tv.tv_usec))
+			setsockopt(to, SOL_SOCKET, opt, &tv, sizeof tv);
+	}
+	l = sizeof lg;
+	if (getsockopt(from, SOL_SOCKET, SO_LINGER, &lg, &l) == 0 && lg.l_onoff)
+		setsockopt(to, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	int fl = fcntl(from, F_GETFL);
+	if (fl >= 0)
+		fcntl(to, F_SETFL, fl & O_NONBLOCK);
+}
+
+/* A socket like `s` (its domain, type, protocol and options) in the
+ * other world.  -errno on failure. */
+static int other_world(struct call *c, int s, bool priv)
+{
+	int domain = sock_int(s, SOL_SOCKET, SO_DOMAIN), type = sock_int(s, SOL_SOCKET, SO_TYPE);
+	int proto = sock_int(s, SOL_SOCKET, SO_PROTOCOL);
+	if (domain < 0 || type < 0 || proto < 0)
+		return -ENOTSOCK;
+	int n = net_socket(c->sb->net, c->sb, priv, domain, type, proto);
+	if (n >= 0)
+		copy_options(s, n, domain, type);
+	return n;
+}
+
+/* O_CLOEXEC when the caller's fd `fd` has FD_CLOEXEC (its fdinfo). */
+static unsigned fd_cloexec(struct call *c, int fd)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", c->task->proc->tgid, fd);
+	FILE *f = fopen(path, "re");
+	unsigned r = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long fl;
+		if (sscanf(line, "flags: %lo", &fl) == 1)
+			r = fl & O_CLOEXEC ? O_CLOEXEC : 0;
+	}
+	if (f)
+		fclose(f);
+	return r;
+}
+
+/* Put socket `n` at the caller's fd number `fd`.  0 or -errno. */
+static int install(struct call *c, int n, int fd)
+{
+	int r = dispatch_install(c->notify_fd, c->id, n, fd, fd_cloexec(c, fd));
+	return r < 0 ? r : 0;
+}
+
+/* ---- connect ---- */
 
 static struct net_job *new_job(struct call *c, enum net_op op, int sock)
 {
@@ -181,83 +375,242 @@ static struct net_job *new_job(struct call *c, enum net_op op, int sock)
 	j->op = op;
 	j->sock = sock;
 	j->hold = -1;
+	j->install_at = -1;
 	j->uid = c->sb->uid;
 	j->gid = c->sb->gid;
 	j->drop = c->sb->as_root;
 	return j;
 }
 
-struct verdict sys_connect(struct call *c)
+/* Connect `s` (owned) to `addr`, on a job: a connect can wait for ever (a
+ * full backlog, a silent host), and whether it blocks is a flag another
+ * sandbox thread can flip at any time, so the loop serves everyone
+ * meanwhile.  `hold` (owned) keeps a unix target alive; install_at >= 0
+ * puts `s` at that fd number of the caller once connected. */
+static struct verdict connect_on(struct call *c, int s, const void *addr, socklen_t len, int hold,
+				 int install_at, bool private_dest)
 {
-	struct unix_target t;
-	struct verdict v;
-	if (read_target(c, c->arg[1], (socklen_t)c->arg[2], false, &t, &v) < 0)
-		return v;
-	int s = call_getfd(c, (int)c->arg[0]);
-	struct net_job *j = s >= 0 ? new_job(c, NJ_CONNECT, s) : NULL;
+	struct net_job *j = new_job(c, NJ_CONNECT, s);
 	if (j) {
-		/* A connect can wait for ever (a full backlog), and whether it
-		 * blocks is a flag another sandbox thread can flip at any time:
-		 * a job always does it, so the loop serves everyone meanwhile. */
-		j->hold = t.hold;
-		j->addr = t.sun;
-		j->addrlen = t.len;
-		if (net_job_start(j) == 0)
+		j->private_dest = private_dest;
+		j->hold = hold;
+		memcpy(&j->addr, addr, len);
+		j->addrlen = len;
+		if (install_at >= 0) {
+			j->install_at = install_at;
+			j->install_flags = fd_cloexec(c, install_at);
+		}
+		if (net_job_start(j) == 0) {
+			c->pending = &j->pending;
 			return v_pending();
+		}
 		j->sock = j->hold = -1; /* no thread: do it here after all */
 		net_job_free(j);
 	}
-	if (s < 0)
-		v = v_error(EBADF);
-	else {
-		/* Connect the sandbox's own socket (the same open file), so a
-		 * thread rewriting the sockaddr now changes nothing — with the
-		 * sandbox's ids, which the peer reads back as SO_PEERCRED. */
-		creds_identity_begin(c->sb);
-		int r = connect(s, (struct sockaddr *)&t.sun, t.len);
-		int e = errno;
-		creds_identity_end(c->sb);
-		v = r < 0 ? v_error(e) : v_value(0);
-		close(s);
+	/* With the sandbox's ids, which the peer reads back as SO_PEERCRED. */
+	creds_identity_begin(c->sb);
+	int r = connect(s, (const struct sockaddr *)addr, len);
+	int e = errno;
+	creds_identity_end(c->sb);
+	if ((r == 0 || e == EINPROGRESS) && install_at >= 0) {
+		int ir = install(c, s, install_at);
+		if (ir < 0)
+			r = -1, e = -ir;
 	}
-	if (t.hold >= 0)
-		close(t.hold);
-	return v;
+	close(s);
+	if (hold >= 0)
+		close(hold);
+	return r < 0 ? v_error(e) : v_value(0);
 }
+
+/* The local port of `s` went to the stub resolver: remember who. */
+static void note_dns_source(struct call *c, int s, const struct sockaddr *to, socklen_t len)
+{
+	char a[46];
+	int port;
+	if (c->sb->net->dns_fd < 0 || !net_addr_text(to, len, a, sizeof a, &port) || port != 53 ||
+	    strcmp(a, NET_DNS_ADDR) != 0)
+		return;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	char ma[46];
+	int mport;
+	if (getsockname(s, (struct sockaddr *)&me, &ml) == 0 &&
+	    net_addr_text((struct sockaddr *)&me, ml, ma, sizeof ma, &mport))
+		net_dns_note_source(c->sb->net, (uint16_t)mport, c->task->proc->tgid, c->tid);
+}
+
+static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr_storage *ss,
+				   socklen_t len)
+{
+	struct net *n = c->sb->net;
+	const struct net_rule *rule;
+	enum net_dest d = net_policy_check(n, (const struct sockaddr *)ss, len, &rule);
+	if (d == ND_INVALID)
+		return v_error(EINVAL);
+	note_dest(c, (const struct sockaddr *)ss, len, rule);
+	int s = call_getfd(c, fd);
+	if (s < 0)
+		return v_error(EBADF);
+	int world = net_world(n, s);
+	int type = sock_int(s, SOL_SOCKET, SO_TYPE);
+	bool udp = type == SOCK_DGRAM;
+	if (world < 0 || !is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
+		close(s);
+		return v_error(world < 0 ? ENOTSOCK : EINVAL);
+	}
+	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && n->mode != NET_NETNS)) {
+		close(s);
+		return deny_dest(c, d, udp);
+	}
+	bool want_priv = d == ND_PRIVATE;
+	if (d == ND_ALLOW)
+		seen_dest(c, udp, true);
+	if (want_priv == (world == 1)) {
+		if (udp && want_priv) {
+			/* A UDP connect does not wait: done here, so the stub
+			 * resolver can learn the caller's port now. */
+			int r = connect(s, (const struct sockaddr *)ss, len);
+			int e = errno;
+			if (r == 0)
+				note_dns_source(c, s, (const struct sockaddr *)ss, len);
+			close(s);
+			struct verdict v = r < 0 ? v_error(e) : v_value(0);
+			return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
+		}
+		struct verdict v = connect_on(c, s, ss, len, -1, -1, want_priv);
+		return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
+	}
+	/* The socket lives in the wrong world for this destination: a new
+	 * one in the right world, connected by moat, takes its place. */
+	int ns = other_world(c, s, want_priv);
+	close(s);
+	if (ns < 0)
+		return v_error(-ns);
+	struct verdict v = connect_on(c, ns, ss, len, -1, fd, want_priv);
+	return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
+}
+
+struct verdict sys_connect(struct call *c)
+{
+	struct sockaddr_storage ss;
+	struct verdict v;
+	socklen_t len = (socklen_t)c->arg[2];
+	if (read_addr(c, c->arg[1], len, &ss, &v) < 0)
+		return v;
+	int fd = (int)c->arg[0];
+	if (is_inet(ss.ss_family))
+		return inet_connect(c, fd, &ss, len);
+	int s = call_getfd(c, fd);
+	if (s < 0)
+		return v_error(EBADF);
+	if (ss.ss_family != AF_UNIX && ss.ss_family != AF_UNSPEC && !netlink_ok(c, s, ss.ss_family)) {
+		close(s);
+		return deny_addr_family(c, &ss, len);
+	}
+	struct unix_target t = { .hold = -1 };
+	if (ss.ss_family != AF_UNIX) {
+		/* Dissolve a UDP association in the socket's own world, or
+		 * a netlink socket's peer in the private one. */
+		memcpy(&t.sun, &ss, len);
+		t.len = len;
+	} else if (unix_target(c, s, (struct sockaddr_un *)&ss, len, false, &t, &v) < 0) {
+		close(s);
+		return v;
+	}
+	/* An abstract name is looked up among the private world's (or
+	 * under this sandbox's prefix): never the host's. */
+	bool abstract = ss.ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+			((struct sockaddr_un *)&ss)->sun_path[0] == '\0';
+	return connect_on(c, s, &t.sun, t.len, t.hold, -1, abstract);
+}
+
+/* ---- bind, listen ---- */
 
 struct verdict sys_bind(struct call *c)
 {
-	struct unix_target t;
+	struct sockaddr_storage ss;
 	struct verdict v;
-	if (read_target(c, c->arg[1], (socklen_t)c->arg[2], true, &t, &v) < 0)
+	socklen_t len = (socklen_t)c->arg[2];
+	if (read_addr(c, c->arg[1], len, &ss, &v) < 0)
 		return v;
 	int s = call_getfd(c, (int)c->arg[0]);
 	if (s < 0)
-		v = v_error(EBADF);
-	else {
-		mode_t old = umask(c->task->proc->fs->umask);
-		int r = bind(s, (struct sockaddr *)&t.sun, t.len);
-		v = r < 0 ? v_error(errno) : v_value(0);
-		umask(old);
+		return v_error(EBADF);
+	struct unix_target t = { .hold = -1 };
+	const void *addr = &ss;
+	if (is_inet(ss.ss_family)) {
+		/* Only in the private world, where the only addresses are the
+		 * loopback's: the kernel there answers EADDRNOTAVAIL for any
+		 * other.  A socket of the host world is never bound by the
+		 * sandbox (it would be a port on the host). */
+		note_dest(c, (struct sockaddr *)&ss, len, NULL);
+		if (net_world(c->sb->net, s) != 1) {
+			close(s);
+			return v_deny(EACCES, c->sb->net->mode == NET_NETNS ? "net.bind-host"
+									    : "net.no-private-loopback");
+		}
+	} else if (ss.ss_family == AF_UNIX) {
+		if (unix_target(c, s, (struct sockaddr_un *)&ss, len, true, &t, &v) < 0) {
+			close(s);
+			return v;
+		}
+		addr = &t.sun;
+		len = t.len;
+	} else if (!netlink_ok(c, s, ss.ss_family)) {
 		close(s);
+		return deny_addr_family(c, &ss, len);
 	}
+	/* With the sandbox's ids: a port below 1024 is refused as it would
+	 * be to the sandbox. */
+	mode_t old = umask(c->task->proc->fs->umask);
+	creds_identity_begin(c->sb);
+	int r = bind(s, (const struct sockaddr *)addr, len);
+	int e = errno;
+	creds_identity_end(c->sb);
+	umask(old);
+	close(s);
 	if (t.hold >= 0)
 		close(t.hold);
-	return v;
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
+struct verdict sys_listen(struct call *c)
+{
+	int s = call_getfd(c, (int)c->arg[0]);
+	if (s < 0)
+		return v_error(EBADF);
+	int domain = sock_int(s, SOL_SOCKET, SO_DOMAIN);
+	if (is_inet(domain) && net_world(c->sb->net, s) != 1) {
+		/* A socket of the host world whose connect failed is unbound
+		 * again: listening would open a port on the host. */
+		close(s);
+		return v_deny(EACCES, c->sb->net->mode == NET_NETNS ? "net.listen-host"
+								    : "net.no-private-loopback");
+	}
+	int r = listen(s, (int)c->arg[1]);
+	int e = errno;
+	close(s);
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
+/* ---- sends ---- */
+
+static bool blocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && !(fl & O_NONBLOCK);
 }
 
 #define SEND_MAX (256 * 1024)
 
-/* Send on the sandbox's socket with copied data and a decided address. */
-/* Send on the sandbox's socket with copied data (one iovec) and a decided
- * address.  `rights`/`*nrights`: the supervisor fds the control data names;
- * a job that takes the send over takes them too (*nrights becomes 0). */
-static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, int flags,
-				int *rights, int *nrights)
+/* Send on socket `s` (owned) with copied data (one iovec) and a decided
+ * address.  `rights`/`*nrights`: the supervisor fds the control data
+ * names; a job that takes the send over takes them too (*nrights becomes
+ * 0). */
+static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int flags, int *rights,
+				int *nrights)
 {
-	int s = call_getfd(c, sockfd);
-	if (s < 0)
-		return v_error(EBADF);
 	/* SCM_CREDENTIALS (explicit, or implicit for SO_PASSCRED receivers)
 	 * carry the sender's ids: the sandbox's, not the supervisor's.  Tried
 	 * without waiting first: a full buffer must not stop the loop. */
@@ -283,6 +636,7 @@ static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, in
 			for (int i = 0; nrights && i < *nrights; i++)
 				j->rights[j->nrights++] = rights[i];
 			if (net_job_start(j) == 0) {
+				c->pending = &j->pending;
 				if (nrights)
 					*nrights = 0;
 				return v_pending();
@@ -300,24 +654,127 @@ static struct verdict send_copy(struct call *c, int sockfd, struct msghdr *m, in
 	return r < 0 ? v_error(e) : v_value(r);
 }
 
+/* Decide the destination of a send and pick the socket it goes out on:
+ * 0 with *s (owned) set, or -1 with the verdict.  `ss` NULL: no address.
+ * `data`: what is sent (a DNS question in it is named in the audit). */
+static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, socklen_t *len,
+		       const void *data, size_t dlen, struct unix_target *t, int *s,
+		       struct verdict *v)
+{
+	*s = call_getfd(c, fd);
+	if (*s < 0) {
+		*v = v_error(EBADF);
+		return -1;
+	}
+	if (!ss)
+		return 0;
+	if (ss->ss_family == AF_UNIX) {
+		if (unix_target(c, *s, (struct sockaddr_un *)ss, *len, false, t, v) < 0)
+			goto fail;
+		memcpy(ss, &t->sun, t->len);
+		*len = t->len;
+		return 0;
+	}
+	if (netlink_ok(c, *s, ss->ss_family))
+		return 0;
+	if (!is_inet(ss->ss_family)) {
+		*v = deny_addr_family(c, ss, *len);
+		goto fail;
+	}
+	struct net *n = c->sb->net;
+	const struct net_rule *rule;
+	enum net_dest d = net_policy_check(n, (struct sockaddr *)ss, *len, &rule);
+	if (d == ND_INVALID) {
+		*v = v_error(EINVAL);
+		goto fail;
+	}
+	note_dest(c, (struct sockaddr *)ss, *len, rule);
+	int type = sock_int(*s, SOL_SOCKET, SO_TYPE);
+	bool udp = type == SOCK_DGRAM;
+	if (c->net.port == 53 && udp)
+		dns_question(data, dlen, c->net.query, sizeof c->net.query, c->net.qtype,
+			     sizeof c->net.qtype);
+	int world = net_world(n, *s);
+	if (world < 0 || !is_inet(sock_int(*s, SOL_SOCKET, SO_DOMAIN))) {
+		*v = v_error(world < 0 ? ENOTSOCK : EINVAL);
+		goto fail;
+	}
+	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && n->mode != NET_NETNS)) {
+		*v = deny_dest(c, d, udp);
+		goto fail;
+	}
+	if (d == ND_ALLOW)
+		seen_dest(c, udp, true);
+	bool want_priv = d == ND_PRIVATE;
+	if (want_priv == (world == 1))
+		return 0;
+	if (!udp) {
+		/* A stream socket sends to its peer whatever the address says
+		 * (only MSG_FASTOPEN connects, which the kernel of the private
+		 * world answers ENETUNREACH); one of the host world is
+		 * connected to an allowed peer and may send to nothing else. */
+		if (world == 1)
+			return 0;
+		*v = deny_dest(c, ND_DENY_HOST, false);
+		goto fail;
+	}
+	/* A datagram for the other world: the socket moves there. */
+	int ns = other_world(c, *s, want_priv);
+	if (ns < 0) {
+		*v = v_error(-ns);
+		goto fail;
+	}
+	int r = install(c, ns, fd);
+	close(*s);
+	*s = ns;
+	if (r < 0) {
+		*v = v_error(-r);
+		goto fail;
+	}
+	return 0;
+fail:
+	close(*s);
+	*s = -1;
+	return -1;
+}
+
+static struct verdict recorded(struct call *c, struct verdict v)
+{
+	if (c->net.allowed && v.kind != V_DENY)
+		return v_recorded(v, "net.allow");
+	return v;
+}
+
 struct verdict sys_sendto(struct call *c)
 {
-	struct unix_target t;
+	struct sockaddr_storage ss;
 	struct verdict v;
-	if (read_target(c, c->arg[4], (socklen_t)c->arg[5], false, &t, &v) < 0)
+	socklen_t alen = (socklen_t)c->arg[5];
+	if (read_addr(c, c->arg[4], alen, &ss, &v) < 0)
 		return v;
 	size_t len = (size_t)c->arg[2];
 	if (len > SEND_MAX)
 		len = SEND_MAX; /* a short send, as a full socket buffer gives */
 	char *buf = malloc(len ? len : 1);
 	if (!buf)
-		v = v_error(ENOMEM);
-	else if (len && call_read(c, c->arg[1], buf, len) < 0)
-		v = v_error(EFAULT);
-	else {
+		return v_error(ENOMEM);
+	if (len && call_read(c, c->arg[1], buf, len) < 0) {
+		free(buf);
+		return v_error(EFAULT);
+	}
+	struct unix_target t = { .hold = -1 };
+	int s;
+	if (send_target(c, (int)c->arg[0], &ss, &alen, buf, len, &t, &s, &v) == 0) {
 		struct iovec iov = { buf, len };
-		struct msghdr m = { .msg_name = &t.sun, .msg_namelen = t.len, .msg_iov = &iov, .msg_iovlen = 1 };
-		v = send_copy(c, (int)c->arg[0], &m, (int)c->arg[3], NULL, NULL);
+		struct msghdr m = { .msg_name = &ss, .msg_namelen = alen, .msg_iov = &iov, .msg_iovlen = 1 };
+		v = recorded(c, send_copy(c, s, &m, (int)c->arg[3], NULL, NULL));
+		if (v.kind == V_VALUE && is_inet(ss.ss_family)) {
+			int s2 = call_getfd(c, (int)c->arg[0]);
+			if (s2 >= 0) {
+				note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
+				close(s2);
+			}
+		}
 	}
 	free(buf);
 	if (t.hold >= 0)
@@ -332,26 +789,20 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 	struct verdict v = v_error(EINVAL);
 	if (call_read(c, mptr, &m, sizeof m) < 0)
 		return v_error(EFAULT);
-	struct unix_target t = { .hold = -1 };
-	if (m.msg_name && m.msg_namelen) {
-		if (read_target(c, (uint64_t)(uintptr_t)m.msg_name, m.msg_namelen, false, &t, &v) < 0)
+	struct sockaddr_storage ss;
+	socklen_t alen = 0;
+	bool named = m.msg_name && m.msg_namelen;
+	if (named) {
+		alen = m.msg_namelen;
+		if (read_addr(c, (uint64_t)(uintptr_t)m.msg_name, alen, &ss, &v) < 0)
 			return v;
-		m.msg_name = &t.sun;
-		m.msg_namelen = t.len;
-	} else {
-		m.msg_name = NULL;
-		m.msg_namelen = 0;
 	}
-	if (m.msg_iovlen > 1024) {
-		v = v_error(EMSGSIZE);
-		goto out_t;
-	}
+	if (m.msg_iovlen > 1024)
+		return v_error(EMSGSIZE);
 	struct iovec iov[1024];
 	size_t n = m.msg_iovlen;
-	if (n && call_read(c, (uint64_t)(uintptr_t)m.msg_iov, iov, n * sizeof iov[0]) < 0) {
-		v = v_error(EFAULT);
-		goto out_t;
-	}
+	if (n && call_read(c, (uint64_t)(uintptr_t)m.msg_iov, iov, n * sizeof iov[0]) < 0)
+		return v_error(EFAULT);
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += iov[i].iov_len < SEND_MAX ? iov[i].iov_len : SEND_MAX;
@@ -360,17 +811,16 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 	char *data = malloc(total ? total : 1);
 	char ctl[4096];
 	int fds[253];
-	int nfds = 0;
-	if (!data) {
-		v = v_error(ENOMEM);
-		goto out_t;
-	}
+	int nfds = 0, s = -1;
+	struct unix_target t = { .hold = -1 };
+	if (!data)
+		return v_error(ENOMEM);
 	size_t off = 0;
 	for (size_t i = 0; i < n && off < total; i++) {
 		size_t l = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
 		if (l && call_read(c, (uint64_t)(uintptr_t)iov[i].iov_base, data + off, l) < 0) {
 			v = v_error(EFAULT);
-			goto out_d;
+			goto out;
 		}
 		off += l;
 	}
@@ -380,17 +830,19 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 	if (m.msg_control && m.msg_controllen) {
 		if (m.msg_controllen > sizeof ctl) {
 			v = v_error(ENOBUFS);
-			goto out_d;
+			goto out;
 		}
 		if (call_read(c, (uint64_t)(uintptr_t)m.msg_control, ctl, m.msg_controllen) < 0) {
 			v = v_error(EFAULT);
-			goto out_d;
+			goto out;
 		}
 		m.msg_control = ctl;
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
 			if (cm->cmsg_level != SOL_SOCKET) {
+				/* IP_PKTINFO and friends could pick a source
+				 * address; nothing needs them here. */
 				v = v_error(EINVAL);
-				goto out_d;
+				goto out;
 			}
 			if (cm->cmsg_type == SCM_RIGHTS) {
 				/* Only fds the caller holds: each is taken from its
@@ -402,8 +854,10 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 					if (f < 0 || nfds == 253) {
 						if (f >= 0)
 							close(f);
-						v = v_error(EBADF);
-						goto out_d;
+						snprintf(c->detail, sizeof c->detail,
+							 "SCM_RIGHTS fd %d: not the caller's", fp[i]);
+						v = v_deny(EBADF, "net.foreign-fd");
+						goto out;
 					}
 					fds[nfds++] = f;
 					fp[i] = f;
@@ -415,25 +869,35 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 				if (uc->pid != c->task->proc->tgid || uc->uid != c->sb->uid ||
 				    uc->gid != c->sb->gid) {
 					v = v_deny(EPERM, "net.forged-credentials");
-					goto out_d;
+					goto out;
 				}
 			} else {
 				v = v_error(EINVAL);
-				goto out_d;
+				goto out;
 			}
 		}
 	} else {
 		m.msg_control = NULL;
 		m.msg_controllen = 0;
 	}
+	if (send_target(c, sockfd, named ? &ss : NULL, &alen, data, total, &t, &s, &v) < 0)
+		goto out;
+	m.msg_name = named ? &ss : NULL;
+	m.msg_namelen = named ? alen : 0;
 	/* sendmmsg cannot hand one message to a job (its result is a
 	 * message count): it sends what fits now. */
-	v = send_copy(c, sockfd, &m, may_pend ? flags : flags | MSG_DONTWAIT, fds, &nfds);
-out_d:
+	v = recorded(c, send_copy(c, s, &m, may_pend ? flags : flags | MSG_DONTWAIT, fds, &nfds));
+	if (v.kind == V_VALUE && named && is_inet(ss.ss_family)) {
+		int s2 = call_getfd(c, sockfd);
+		if (s2 >= 0) {
+			note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
+			close(s2);
+		}
+	}
+out:
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
 	free(data);
-out_t:
 	if (t.hold >= 0)
 		close(t.hold);
 	return v;

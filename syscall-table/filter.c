@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -58,6 +59,30 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		 * initializers under clang.) */
 		const struct scmp_arg_cmp c[] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0) };
 		return allow_if(ctx, nr, 1, c);
+	}
+	case COND_SOCKET_PLAIN: {
+		/* AF_UNIX of any type; AF_INET and AF_INET6 only as TCP or
+		 * UDP (protocol 0 or named), type flags SOCK_NONBLOCK and
+		 * SOCK_CLOEXEC allowed.  Raw, ICMP, SCTP and the rest reach
+		 * the handler.  type and protocol are ints: low 32 bits. */
+		const struct scmp_arg_cmp u[] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0) };
+		rc = allow_if(ctx, nr, 1, u);
+		static const int fams[] = { AF_INET, AF_INET6 };
+		static const struct { int type, proto; } kinds[] = {
+			{ SOCK_STREAM, 0 }, { SOCK_STREAM, IPPROTO_TCP },
+			{ SOCK_DGRAM, 0 }, { SOCK_DGRAM, IPPROTO_UDP },
+		};
+		const uint64_t tmask = LOW32 & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC);
+		for (unsigned f = 0; rc == 0 && f < 2; f++)
+			for (unsigned k = 0; rc == 0 && k < 4; k++) {
+				const struct scmp_arg_cmp c[] = {
+					SCMP_A0(SCMP_CMP_EQ, (uint64_t)fams[f], 0),
+					SCMP_A1(SCMP_CMP_MASKED_EQ, tmask, (uint64_t)kinds[k].type),
+					SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)kinds[k].proto),
+				};
+				rc = allow_if(ctx, nr, 3, c);
+			}
+		return rc;
 	}
 	case COND_NO_NS_FLAGS: {
 		const struct scmp_arg_cmp c[] = {

@@ -34,7 +34,8 @@ enum sc_disp { SC_KERNEL, SC_KERNEL_IF, SC_SUPERVISE, SC_TRACE, SC_DENY };
  * libseccomp argument comparisons. */
 enum sc_cond {
 	COND_NONE,
-	COND_AF_UNIX,        /* socket/socketpair: arg0 == AF_UNIX */
+	COND_AF_UNIX,        /* socketpair: arg0 == AF_UNIX */
+	COND_SOCKET_PLAIN,   /* socket: AF_UNIX, or AF_INET/AF_INET6 TCP or UDP */
 	COND_NO_NS_FLAGS,    /* clone: arg0 has no CLONE_NEW* bit */
 	COND_NO_ADDR,        /* sendto: arg4 (dest addr) == NULL */
 	COND_IOCTL_ALLOWED,  /* ioctl: arg1 is in the request allowlist */

@@ -291,6 +291,119 @@ case_ sock-block 'p=/c/sock_block.py; [ -e $p ] || p='"$ROOT"'/tests/compat/sock
 exec python3 "$p" "$1"'
 MOAT_ARGS=()
 
+# --- the network (issue 4, docs/network.md) ----------------------------------
+# Servers and clients inside one sandbox over its loopback: the same output
+# natively (the host's loopback) and under moat (the sandbox's own).
+MOAT_ARGS=(--ro-bind "$ROOT/tests/compat" /c)
+case_ net-local 'p=/c/net_local.py; [ -e $p ] || p='"$ROOT"'/tests/compat/net_local.py
+exec python3 "$p"'
+MOAT_ARGS=()
+
+# The sandbox's servers (TCP and UDP on 127.0.0.1:0) are not reachable from
+# the host while they run.  Under moat only.
+if want net-private; then
+    msg=""
+    np=$W/net-private
+    mkdir -p "$np" && chmod 777 "$np"
+    "$MOAT" run --bind "$np" /out --ro-bind "$ROOT/tests/compat" /c -- python3 /c/net_hold.py /out \
+        </dev/null >"$W/np.out" 2>"$W/np.err" &
+    mp=$!
+    for _ in $(seq 200); do [ -s "$np/ports" ] && break; sleep 0.05; done
+    if read -r tp up <"$np/ports" 2>/dev/null; then
+        host=$($PY -c '
+import socket, sys
+tp, up = int(sys.argv[1]), int(sys.argv[2])
+for fam, h in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    s = socket.socket(fam)
+    s.settimeout(2)
+    print("tcp", h, s.connect_ex((h, tp)))
+    u = socket.socket(fam, socket.SOCK_DGRAM)
+    u.sendto(b"from the host", (h, up))
+' "$tp" "$up" 2>&1)
+        sleep 0.3
+        touch "$np/stop"
+        wait "$mp"
+        grep -q '^reached from outside: \[\]$' "$W/np.out" ||
+            msg="the sandbox's servers were reached from the host: $(head -c 300 "$W/np.out")"
+        case $host in *"tcp 127.0.0.1 0"* | *"tcp ::1 0"*)
+            msg="${msg:+$msg; }a host connect to the sandbox's port succeeded ($(tr '\n' '|' <<<"$host")); if the host itself serves that port, rerun" ;;
+        esac
+    else
+        kill "$mp" 2>/dev/null
+        wait "$mp"
+        msg="the sandbox's server never wrote its ports: $(head -c 300 "$W/np.err")"
+    fi
+    report net-private "$msg"
+fi
+
+# --allow-net 127.0.0.1:PORT to a host web server: urllib inside gets the
+# page; the server on the neighbouring port is not reached; an outside
+# address is refused at once, recorded and summed up on stderr.
+if want net-allow; then
+    msg=""
+    na=$W/net-allow
+    mkdir -p "$na/www" && echo "page from the host" >"$na/www/index.html"
+    pids=()
+    for k in 1 2; do
+        $PY -c '
+import functools, http.server, os, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+h.log_message = lambda *a: None
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2] + ".tmp", "w").write(str(s.server_address[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.serve_forever()' "$na/www" "$na/port$k" </dev/null >/dev/null 2>&1 &
+        pids+=($!)
+    done
+    for _ in $(seq 200); do [ -s "$na/port1" ] && [ -s "$na/port2" ] && break; sleep 0.05; done
+    p1=$(cat "$na/port1" 2>/dev/null) p2=$(cat "$na/port2" 2>/dev/null)
+    out=$(timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --audit-log "$na/audit.jsonl" --allow-net "127.0.0.1:$p1" -- \
+        python3 -c '
+import socket, sys, time, urllib.request
+p1, p2 = sys.argv[1], sys.argv[2]
+print(urllib.request.urlopen("http://127.0.0.1:%s/" % p1, timeout=5).read().decode().strip())
+try:
+    urllib.request.urlopen("http://127.0.0.1:%s/" % p2, timeout=5)
+    print("neighbour reached")
+except OSError as e:
+    print("neighbour:", getattr(e, "reason", e))
+t = time.time()
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=5)
+except OSError as e:
+    print("outside:", e, round(time.time() - t) == 0)
+' "$p1" "$p2" 2>"$na/err")
+    kill "${pids[@]}" 2>/dev/null
+    want_out="page from the host
+neighbour: [Errno 111] Connection refused
+outside: [Errno 101] Network is unreachable True"
+    [ "$out" = "$want_out" ] || msg="got $(tr '\n' '|' <<<"$out"), want $(tr '\n' '|' <<<"$want_out")"
+    grep -q "\"port\":$p1,.*\"rule\":\"net.allow\"" "$na/audit.jsonl" || msg="${msg:+$msg; }no net.allow record for port $p1"
+    grep -q '"syscall":"net-summary","loopback":"netns"' "$na/audit.jsonl" ||
+        [ "$(id -u)" != 0 ] || msg="${msg:+$msg; }no net-summary naming the netns loopback"
+    grep -q '^moat:   192.0.2.1:80 (1 time)$' "$na/err" || msg="${msg:+$msg; }stderr does not sum up the refusal: $(tr '\n' '|' <"$na/err" | head -c 300)"
+    report net-allow "$msg"
+fi
+
+# pip install with no allow list fails fast (pip.conf: no retries) and moat
+# says why.  Under moat only: natively it would use the network.
+if want pip-offline; then
+    msg=""
+    out=$(timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run -- python3 -c '
+import subprocess, time
+t = time.time()
+r = subprocess.run(["python3", "-m", "pip", "install", "--target", "/tmp/t", "requests"],
+                   capture_output=True, text=True)
+print("%.2f %d" % (time.time() - t, r.returncode))
+print(r.stdout + r.stderr)' 2>"$W/pip.err")
+    read -r took rc <<<"$(head -n 1 <<<"$out")"
+    [ "${rc:-0}" != 0 ] || msg="pip install succeeded or did not run: $(tr '\n' '|' <<<"$out" | head -c 300)"
+    awk -v t="${took:-99}" 'BEGIN { exit !(t < 2.0) }' || msg="${msg:+$msg; }pip took ${took}s (want < 2 s)"
+    grep -q '^moat:   dns pypi.org' "$W/pip.err" ||
+        msg="${msg:+$msg; }moat's stderr does not name pypi.org: $(tr '\n' '|' <"$W/pip.err" | head -c 300)"
+    report pip-offline "$msg"
+fi
+
 # --- real workloads (issue 3) ---------------------------------------------
 # Programs people run in a sandbox, each on its own: venv, multiprocessing
 # (POSIX semaphores and shm in /dev/shm), SQLite WAL (shared mmap and fcntl
@@ -643,6 +756,13 @@ if want bad-input; then
     check125 "persist without parent" run --persist /nonexistent-moat-parent/layer -- true
     check125 "persist into a user directory" run --persist "$W" -- true
     check125 "disk limit with persist" run --disk-limit 1M --persist "$W/never-made" -- true
+    check125 "bad allow-net rule" run --allow-net 'a host!' -- true
+    check125 "allow-net port 0" run --allow-net 10.0.0.1:0 -- true
+    check125 "allow-net prefix" run --allow-net 10.0.0.0/40 -- true
+    check125 "allow-net unresolvable" run --allow-net no-such-host.invalid:443 -- true
+    check125 "missing net policy" run --net-policy /nonexistent-moat-policy -- true
+    printf '10.0.0.0/8\n10.0.0.1:99999\n' >"$W/bad.policy"
+    check125 "bad net policy line" run --net-policy "$W/bad.policy" -- true
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
         after=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)
@@ -747,10 +867,20 @@ fi
 if want audit-schema; then
     log=$W/audit.jsonl
     timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --audit-log "$log" -- sh -c '
-        cat /etc/shadow; ls /root; python3 -c "import socket; socket.socket()"
-        kill -0 1; mknod /tmp/d c 1 3; true' </dev/null >/dev/null 2>&1
+        cat /etc/shadow; ls /root; kill -0 1; mknod /tmp/d c 1 3
+        python3 -c "
+import socket
+for f in (lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW),
+          lambda: socket.create_connection((\"192.0.2.1\", 80), 2),
+          lambda: socket.getaddrinfo(\"pypi.org\", 443),
+          lambda: socket.create_connection((\"127.0.0.1\", 1))):
+    try:
+        f()
+    except OSError:
+        pass"; true' </dev/null >/dev/null 2>&1
     if out=$($PY "$ROOT/tests/compat/audit_schema.py" "$ROOT/docs/audit.md" "$log" \
-        fs.outside-view net.family signal.outside-sandbox fs.device-node 2>&1); then
+        fs.outside-view net.family signal.outside-sandbox fs.device-node \
+        net.deny-by-default net.dns net.private-loopback 2>&1); then
         report audit-schema ""
     else
         report audit-schema "$out"

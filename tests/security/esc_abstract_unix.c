@@ -7,10 +7,11 @@
  * so a connect passed to the kernel as the sandbox wrote it would reach any
  * host service on an abstract name (X11's @/tmp/.X11-unix/X0, containerd,
  * systemd's private buses).  The runner starts the server (token_server.py
- * abstract NAME) before both runs.  Under moat the connect is performed by
- * the supervisor with the sandbox's prefix (\0moat-<id>/NAME), where nothing
- * listens: ECONNREFUSED — an emulated error, as for any unused name, so moat
- * writes no audit record for it.
+ * abstract NAME) before both runs.  Under moat (as root) the sandbox's
+ * socket lives in its own network namespace, whose abstract names are its
+ * own: nothing listens there, ECONNREFUSED, recorded as
+ * net.private-abstract (without a private namespace the supervisor
+ * connects under the sandbox's prefix, \0moat-<id>/NAME, instead).
  *
  * usage: ESC_TOKEN=... esc_abstract_unix NAME      (the name without its NUL)
  */

@@ -6,9 +6,10 @@
  * sandbox's loopback is private and reaches nothing outside).  A host's
  * loopback services (databases, admin ports, metadata proxies, other users'
  * dev servers) are the first thing untrusted code would try.  The runner
- * starts the server (token_server.py tcp) before both runs.  Under moat
- * socket(AF_INET/AF_INET6) must answer EAFNOSUPPORT, audited `socket`
- * (net.family); had a socket been made, connect must be refused.
+ * starts the server (token_server.py tcp) before both runs.  Under moat the
+ * socket lives in the sandbox's own network namespace, whose loopback
+ * holds only what the sandbox itself serves: ECONNREFUSED, recorded as
+ * `connect` net.private-loopback (the host's loopback was never tried).
  *
  * usage: ESC_TOKEN=... esc_host_loopback PORT
  */

@@ -475,7 +475,7 @@ one_attempt() {
 	# (see the top), leftover: a function naming what outlived its moat run;
 	# mpid=1: the moat run gets --setenv ESC_MOAT_PID <moat's own pid>.
 	# menv: VAR=VALUE settings of moat's own environment for the moat run.
-	local margs=() mopts=() nwrap=() mcmd=() menv=()
+	local margs=() mopts=() nwrap=() mcmd=() menv=() need=()
 
 	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
 	if ((UID0)); then
@@ -520,16 +520,42 @@ one_attempt() {
 		args=("$SECDIR/cat-outside" "$SECRET") mopts=(--setenv ESC_TRACE_FILTER 1)
 		re='execve|execveat' rule='fs.outside-view'
 		;;
-	# A host server on an abstract name.  Under moat the name is prefixed
-	# with the sandbox's (ECONNREFUSED, emulated: nothing listens there, as
-	# for any unused name), so no audit record (audit=0).
+	# A host server on an abstract name.  Under moat the name is looked
+	# up in the sandbox's own network namespace: ECONNREFUSED, recorded.
 	abstract_unix)
 		start_server "$WORK/abstract.ready" abstract "esc-abstract-$TOKEN" || { echo "FAIL esc_$name: fixture: token_server.py abstract"; return; }
-		args=("esc-abstract-$TOKEN") audit=0
+		args=("esc-abstract-$TOKEN") re='connect' decision='emulate' rule='net.private-abstract'
 		;;
 	host_loopback)
 		start_server "$WORK/tcp.ready" tcp || { echo "FAIL esc_$name: fixture: token_server.py tcp"; return; }
-		args=("$SERVED") re='socket' rule='net.family'
+		args=("$SERVED") re='connect' decision='emulate' rule='net.private-loopback'
+		;;
+	# A datagram to TEST-NET-1 and 2001:db8::1 (sent natively where a
+	# route exists; no route natively is UNSUPPORTED: --native).
+	udp_doc) args=(--native) margs=() margs_set=1 re='sendto|sendmsg|connect' rule='net.deny-by-default' ;;
+	raw_icmp) re='socket' rule='net.raw-socket' ;;
+	packet) re='socket' rule='net.family|net.raw-socket' ;;
+	# The token in a DNS name: to 192.0.2.53 natively (no route:
+	# UNSUPPORTED), and under moat also through the sandbox's resolver.
+	# Both records must name the question (need: the token in a query).
+	dns_exfil)
+		args=(--native) margs=(--resolver) margs_set=1 re='sendto' rule='net.deny-by-default'
+		need=("\"query\":\"$TOKEN\\.exfil\\.example\".*\"rule\":\"net\\.deny-by-default\""
+		      "\"syscall\":\"dns\".*\"query\":\"$TOKEN\\.exfil\\.example\".*\"rule\":\"net\\.dns\"")
+		;;
+	# Two host servers: the token's (denied) and a plain one the sandbox is
+	# allowed to reach; a thread swaps the port during connect.
+	sockaddr_swap)
+		start_server "$WORK/plain.ready" tcp-plain || { echo "FAIL esc_$name: fixture: token_server.py tcp-plain"; return; }
+		local plain=$SERVED
+		start_server "$WORK/tcp.ready" tcp || { echo "FAIL esc_$name: fixture: token_server.py tcp"; return; }
+		args=("$plain" "$SERVED") mopts=(--allow-net "127.0.0.1:$plain")
+		re='connect' decision='emulate' rule='net.private-loopback'
+		;;
+	# This shell holds the secret on fd 7 during both runs.
+	scm_foreign)
+		exec 7<"$SECRET" || { echo "FAIL esc_$name: fixture"; return; }
+		re='sendmsg' rule='net.foreign-fd'
 		;;
 	unix_path_host)
 		start_server "$WORK/unixpath.ready" path "$SECDIR/sock" || { echo "FAIL esc_$name: fixture: token_server.py path"; return; }
@@ -864,6 +890,13 @@ one_attempt() {
 		echo "FAIL esc_$name: held ($moat) but no audit record with decision ~ $decision, syscall ~ ($re)${rule:+ and rule $rule} among $(wc -l <"$log") records"
 		return
 	fi
+	# need: further records the attempt's table requires (regexes).
+	for c in "${need[@]}"; do
+		if ! grep -Eq "$c" "$log"; then
+			echo "FAIL esc_$name: held ($moat) but no audit record matches $c"
+			return
+		fi
+	done
 	echo "PASS esc_$name"
 }
 

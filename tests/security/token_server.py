@@ -7,6 +7,8 @@ every client that connects, so an attempt that reads the token from it has
 reached a host socket.
 
     token_server.py tcp      READY            127.0.0.1, a free port (written to READY)
+    token_server.py tcp-plain READY           as tcp, but it sends "plain" (a server an
+                                              attempt may reach: no token)
     token_server.py abstract NAME READY       the abstract AF_UNIX name "\\0NAME"
     token_server.py path     PATH READY       an AF_UNIX socket file at PATH (mode 0777)
     token_server.py peercred PATH READY       as `path`, but the token goes only to a
@@ -28,7 +30,9 @@ import sys
 def main():
     mode = sys.argv[1]
     token = (os.environ["ESC_TOKEN"] + "\n").encode()
-    if mode == "tcp":
+    if mode == "tcp-plain":
+        token = b"plain\n"
+    if mode in ("tcp", "tcp-plain"):
         ready = sys.argv[2]
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

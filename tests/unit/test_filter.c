@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,11 +86,16 @@ static uint32_t eval(const struct sock_fprog *p, const struct seccomp_data *d)
 	return 0;
 }
 
-static uint32_t run(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a4)
+static uint32_t run3(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a4)
 {
-	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1, 0, 0, a4, 0 } };
+	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1, a2, 0, a4, 0 } };
 	return eval(&prog, &d);
 }
+static uint32_t run(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a4)
+{
+	return run3(arch, nr, a0, a1, 0, a4);
+}
+#define sock64(family, type, proto) run3(AUDIT_ARCH_X86_64, SYS_socket, (family), (type), (proto), 0)
 #define run64(nr, a0, a1, a4) run(AUDIT_ARCH_X86_64, (nr), (a0), (a1), (a4))
 
 START_TEST(test_build)
@@ -171,10 +177,26 @@ END_TEST
 
 START_TEST(test_conditions)
 {
-	/* socket/socketpair: AF_UNIX only, on all 64 bits */
+	/* socket: AF_UNIX, and TCP and UDP of AF_INET/AF_INET6 (the
+	 * private network world's); the domain on all 64 bits */
 	ck_assert_uint_eq(run64(SYS_socket, AF_UNIX, SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
 	ck_assert_uint_eq(run64(SYS_socketpair, AF_UNIX, SOCK_DGRAM, 0), SECCOMP_RET_ALLOW);
-	ck_assert_uint_eq(run64(SYS_socket, AF_INET, SOCK_STREAM, 0), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sock64(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP),
+			  SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_DGRAM, IPPROTO_UDP), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sock64(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), SECCOMP_RET_ALLOW);
+	/* ints: junk above bit 31 of type and protocol is what the kernel
+	 * ignores too */
+	ck_assert_uint_eq(sock64(AF_INET, (1ULL << 40) | SOCK_STREAM, (1ULL << 33)), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_RAW, IPPROTO_ICMP), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_DGRAM, IPPROTO_ICMP), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_STREAM, IPPROTO_UDP), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_SEQPACKET, 0), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_INET, SOCK_STREAM | 0x100, 0), RET_NOTIFY);
+	ck_assert_uint_eq(sock64(AF_PACKET, SOCK_RAW, 0), RET_NOTIFY);
+	ck_assert_uint_eq(sock64((1ULL << 32) | AF_INET, SOCK_STREAM, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_socket, AF_NETLINK, SOCK_RAW, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_socket, (1ULL << 32) | AF_UNIX, SOCK_STREAM, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_socketpair, AF_INET, SOCK_STREAM, 0), RET_NOTIFY);
@@ -280,7 +302,11 @@ static int do_getpid(void)
 }
 static int do_socket_inet(void)
 {
-	return notified(syscall(SYS_socket, AF_INET, SOCK_STREAM, 0));
+	int s = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return WRONG;
+	close(s);
+	return notified(syscall(SYS_socket, AF_INET, SOCK_RAW, IPPROTO_ICMP));
 }
 static int do_socket_unix(void)
 {
@@ -374,7 +400,7 @@ END_TEST
 
 START_TEST(test_live_conditions)
 {
-	expect_exit_ok(do_socket_inet, "socket(AF_INET) notified");
+	expect_exit_ok(do_socket_inet, "socket(AF_INET, SOCK_DGRAM) in the kernel, SOCK_RAW notified");
 	expect_exit_ok(do_socket_unix, "socket(AF_UNIX) in the kernel");
 	expect_exit_ok(do_ioctl, "ioctl allowlist");
 	expect_exit_ok(do_seccomp_listener, "seccomp without listener");

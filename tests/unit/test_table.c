@@ -188,7 +188,7 @@ START_TEST(test_kernel_surface_refused)
 	}
 
 	static const struct { const char *name; unsigned cond; } cond[] = {
-		{ "socket", COND_AF_UNIX }, { "socketpair", COND_AF_UNIX },
+		{ "socket", COND_SOCKET_PLAIN }, { "socketpair", COND_AF_UNIX },
 		{ "clone", COND_NO_NS_FLAGS }, { "sendto", COND_NO_ADDR },
 		{ "ioctl", COND_IOCTL_ALLOWED }, { "seccomp", COND_SECCOMP_NO_LISTENER },
 	};
