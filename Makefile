@@ -2,7 +2,7 @@
 # missing, builds, and runs every test; `make asan` does the same under
 # ASan+UBSan.
 CC      ?= cc
-PKGS    := libseccomp libelf libxxhash
+PKGS    := libseccomp libelf libxxhash libunwind-ptrace libunwind-generic
 CHECK_PKGS := check
 CSTD    := -std=c17 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter -Wno-format-truncation -Werror

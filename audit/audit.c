@@ -90,6 +90,19 @@ static const char *decision_of(const struct verdict *v)
 	}
 }
 
+static void stack_field(FILE *f, char (*stack)[160], int n)
+{
+	if (n <= 0)
+		return;
+	fputs(",\"stack\":[", f);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, stack[i]);
+	}
+	fputc(']', f);
+}
+
 /* The destination fields of a network decision. */
 static void net_fields(FILE *f, const struct call_net *cn)
 {
@@ -110,6 +123,11 @@ static void net_fields(FILE *f, const struct call_net *cn)
 		fputs(",\"qtype\":", f);
 		json_str(f, cn->qtype);
 	}
+}
+
+bool audit_wants(const struct audit *a, const struct verdict *v)
+{
+	return a && (v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS);
 }
 
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result)
@@ -162,6 +180,7 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 		json_str(f, c->detail);
 	}
 	net_fields(f, &c->net);
+	stack_field(f, (char (*)[160])c->stack, c->nstack);
 	fprintf(f, ",\"result\":%lld", (long long)result);
 	if (result < 0) {
 		const char *en = sc_errno_name((int)-result);
@@ -177,9 +196,9 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	fflush(f);
 }
 
-void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		const char *path, const char *resolved, int err, const char *decision,
-		const char *rule)
+static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+			const char *path, const char *resolved, int err, const char *decision,
+			const char *rule, char (*stack)[160], int nstack)
 {
 	if (!a)
 		return;
@@ -195,6 +214,7 @@ void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const c
 		fputs(",\"resolved\":", f);
 		json_str(f, resolved);
 	}
+	stack_field(f, stack, nstack);
 	fprintf(f, ",\"result\":%d", -err);
 	if (err) {
 		const char *en = sc_errno_name(err);
@@ -207,8 +227,22 @@ void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const c
 	fflush(f);
 }
 
+void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		const char *path, const char *resolved, int err, const char *decision,
+		const char *rule)
+{
+	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, decision, rule, NULL, 0);
+}
+
+void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		      const char *path, const char *resolved, int err, const char *rule,
+		      char (*stack)[160], int nstack)
+{
+	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, "deny", rule, stack, nstack);
+}
+
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
-	       const char *decision, const char *rule)
+	       const char *decision, const char *rule, char (*stack)[160], int nstack)
 {
 	FILE *f = a->f;
 	head(f, tid, pid);
@@ -216,6 +250,7 @@ void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const str
 	json_str(f, exe ? exe : "");
 	fputs(",\"syscall\":\"dns\"", f);
 	net_fields(f, cn);
+	stack_field(f, stack, nstack);
 	bool refused = strcmp(decision, "deny") == 0;
 	fprintf(f, ",\"result\":%d", refused ? -ECONNREFUSED : 0);
 	if (refused)

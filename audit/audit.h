@@ -5,6 +5,7 @@
 #ifndef MOAT_AUDIT_H
 #define MOAT_AUDIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,18 +21,25 @@ struct audit;
 /* Open `path` for appending (created 0600).  NULL + errno. */
 struct audit *audit_open(const char *path, enum audit_level level);
 void audit_close(struct audit *a);
+/* Would audit_call write a record for this verdict? */
+bool audit_wants(const struct audit *a, const struct verdict *v);
 /* Record a supervised call and its verdict (denials always). */
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result);
 /* Record a decision taken at a ptrace stop (exec), outside any call. */
 void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
 		const char *path, const char *resolved, int err, const char *decision,
 		const char *rule);
+/* The same with the caller's stack (nstack frames of stack[], see
+ * audit/stack.h). */
+void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		      const char *path, const char *resolved, int err, const char *rule,
+		      char (*stack)[160], int nstack);
 
 /* Record a DNS question the stub resolver answered (net-stub/dns.c):
  * syscall "dns", the question in query/qtype, the asking process when
  * known (pid 0 otherwise). */
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
-	       const char *decision, const char *rule);
+	       const char *decision, const char *rule, char (*stack)[160], int nstack);
 /* The run's network summary: one record, syscall "net-summary", written at
  * the end: the loopback in force and every destination tried. */
 void audit_net_summary(struct audit *a, const struct net *n);

@@ -74,6 +74,8 @@ struct call {
 		bool allowed;                      /* an allow rule matched */
 	} net;
 	struct pending *pending;   /* V_PENDING: the job's slot, or NULL */
+	int nstack;                /* the caller's stack, for the record */
+	char stack[16][160];       /* (STACK_MAX, STACK_FRAME_LEN: audit/stack.h) */
 };
 
 static inline struct verdict v_error(int err)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/stack.h"
 #include "interposer/call.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
@@ -151,10 +152,15 @@ void dispatch_done(struct pending *p, int64_t result)
 	if (!p->call)
 		return;
 	struct sandbox *sb = p->call->sb;
-	/* The thread may be gone by now: its task is looked up again. */
-	p->call->task = task_find(p->call->tid);
+	/* The thread may be gone by now: its task is looked up again.  It
+	 * still waits for the answer, so its stack is still there. */
+	struct call *c = p->call;
+	c->task = task_find(c->tid);
+	c->nstack = 0;
+	if (audit_wants(sb->audit, &p->v) && c->task && c->task->proc)
+		c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack, STACK_MAX);
 	if (sb->audit)
-		audit_call(sb->audit, p->call, &p->v, result);
+		audit_call(sb->audit, c, &p->v, result);
 	free(p->call);
 	p->call = NULL;
 }
@@ -195,6 +201,11 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 
 	unsigned cls = c.ent ? c.ent->cls : SC_SYSTEM;
 	sb->supervised[cls]++;
+	/* The stack is read while the caller still waits for the answer:
+	 * for what the record keeps at any level (rule 10). */
+	c.nstack = 0;
+	if (v.kind != V_PENDING && audit_wants(sb->audit, &v) && c.task && c.task->proc)
+		c.nstack = stack_capture(c.task->proc->tgid, c.tid, c.ip, c.stack, STACK_MAX);
 	int64_t result = 0;
 	switch (v.kind) {
 	case V_FD:

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/stack.h"
 #include "fs-emulation/exec.h"
 #include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
@@ -121,6 +122,19 @@ static int exec_base(struct sandbox *sb, struct task *t, int dirfd, bool self, c
 	return r;
 }
 
+/* An exec refused at its stop, on the record with the caller's stack. */
+static void exec_denied(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs,
+			const char *name, const char *path, const char *resolved, int err,
+			const char *rule)
+{
+	if (!sb->audit)
+		return;
+	static char stack[STACK_MAX][STACK_FRAME_LEN];
+	int n = stack_capture_sp(t->proc->tgid, t->tid, regs->rip, regs->rsp, stack, STACK_MAX);
+	audit_exec_stack(sb->audit, t->tid, t->proc->tgid, t->proc->exe, name, path, resolved, err,
+			 rule, stack, n);
+}
+
 /* The seccomp-trace stop of execve/execveat: decide in the virtual
  * filesystem, then point the call at the host file decided on. */
 static void exec_stop(struct sandbox *sb, struct task *t)
@@ -155,8 +169,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		/* fexecve: the fd must be one the registry knows. */
 		r = exec_base(sb, t, dirfd, true, base, sizeof base);
 		if (r < 0) {
-			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, "", "", -r,
-				   "deny", "exec.unknown-fd");
+			exec_denied(sb, t, &regs, name, "", "", -r, "exec.unknown-fd");
 			return fail_exec(pid, &regs, -r);
 		}
 		snprintf(path, sizeof path, "%s", base);
@@ -169,8 +182,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	if (r < 0) {
 		if (plan.deny_rule) {
 			sb->denied[SC_PROCESS]++;
-			audit_exec(sb->audit, pid, t->proc->tgid, t->proc->exe, name, path,
-				   plan.denied_path, -r, "deny", plan.deny_rule);
+			exec_denied(sb, t, &regs, name, path, plan.denied_path, -r, plan.deny_rule);
 		}
 		return fail_exec(pid, &regs, -r);
 	}

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "audit/audit.h"
+#include "audit/stack.h"
 #include "interposer/call.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
@@ -143,34 +144,66 @@ static size_t answer(const struct net *n, const unsigned char *q, size_t qend, c
 
 void net_dns_serve(struct net *n, struct sandbox *sb)
 {
-	for (int k = 0; k < 64; k++) {
-		unsigned char q[512], out[1024];
+	/* All waiting questions first, then the stacks of their askers, then
+	 * the answers: an asker woken by one answer would have moved on before
+	 * the stack for its next question was read. */
+	static struct {
+		unsigned char q[512];
+		size_t len;
 		struct sockaddr_in from;
-		socklen_t fl = sizeof from;
-		ssize_t len = recvfrom(n->dns_fd, q, sizeof q, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		int pid, tid, nstack;
+		char stack[STACK_MAX][STACK_FRAME_LEN];
+	} in[16];
+	int nin = 0;
+	while (nin < 16) {
+		socklen_t fl = sizeof in[nin].from;
+		ssize_t len = recvfrom(n->dns_fd, in[nin].q, sizeof in[nin].q, MSG_DONTWAIT,
+				       (struct sockaddr *)&in[nin].from, &fl);
 		if (len < 0)
-			return;
+			break;
+		in[nin].len = (size_t)len;
+		source_of(n, ntohs(in[nin].from.sin_port), &in[nin].pid, &in[nin].tid);
+		in[nin].nstack = 0;
+		if (sb->audit && in[nin].pid) {
+			/* The asker waits in poll() for the answer: where it
+			 * asked from is on its stack (one read per asker). */
+			int same = -1;
+			for (int k = 0; k < nin; k++)
+				if (in[k].tid == in[nin].tid)
+					same = k;
+			if (same >= 0) {
+				memcpy(in[nin].stack, in[same].stack, sizeof in[nin].stack);
+				in[nin].nstack = in[same].nstack;
+			} else {
+				in[nin].nstack = stack_capture_blocked(in[nin].pid, in[nin].tid,
+								       in[nin].stack, STACK_MAX);
+			}
+		}
+		nin++;
+	}
+	for (int k = 0; k < nin; k++) {
 		struct call_net cn = { .family = AF_INET, .port = 53 };
 		snprintf(cn.address, sizeof cn.address, "%s", NET_DNS_ADDR);
-		if (!dns_question(q, (size_t)len, cn.query, sizeof cn.query, cn.qtype, sizeof cn.qtype))
+		if (!dns_question(in[k].q, in[k].len, cn.query, sizeof cn.query, cn.qtype,
+				  sizeof cn.qtype))
 			continue; /* not a query: dropped, as a resolver would */
-		size_t qend = 12;
 		char tmp[256];
-		qend = read_name(q, (size_t)len, 12, tmp, sizeof tmp) + 4;
-		unsigned qtype = (unsigned)(q[qend - 4] << 8 | q[qend - 3]);
+		size_t qend = read_name(in[k].q, in[k].len, 12, tmp, sizeof tmp) + 4;
+		unsigned qtype = (unsigned)(in[k].q[qend - 4] << 8 | in[k].q[qend - 3]);
 		bool pinned;
-		size_t alen = answer(n, q, qend, cn.query, qtype, out, sizeof out, &pinned);
-		sendto(n->dns_fd, out, alen, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
-		int pid, tid;
-		source_of(n, ntohs(from.sin_port), &pid, &tid);
+		unsigned char out[1024];
+		size_t alen = answer(n, in[k].q, qend, cn.query, qtype, out, sizeof out, &pinned);
+		sendto(n->dns_fd, out, alen, MSG_DONTWAIT, (struct sockaddr *)&in[k].from,
+		       sizeof in[k].from);
 		char what[300];
 		snprintf(what, sizeof what, "dns %s", cn.query);
 		net_seen(n, what, pinned);
 		if (sb->audit) {
-			struct proc *p = pid ? proc_find(pid) : NULL;
+			struct proc *p = in[k].pid ? proc_find(in[k].pid) : NULL;
 			cn.allowed = pinned;
-			audit_dns(sb->audit, pid, tid, p ? p->exe : "", &cn,
-				  pinned ? "emulate" : "deny", pinned ? "net.allow" : "net.dns");
+			audit_dns(sb->audit, in[k].pid, in[k].tid, p ? p->exe : "", &cn,
+				  pinned ? "emulate" : "deny", pinned ? "net.allow" : "net.dns",
+				  in[k].stack, p ? in[k].nstack : 0);
 		}
 	}
 }

@@ -867,7 +867,7 @@ fi
 if want audit-schema; then
     log=$W/audit.jsonl
     timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --audit-log "$log" -- sh -c '
-        cat /etc/shadow; ls /root; kill -0 1; mknod /tmp/d c 1 3
+        cat /etc/shadow; ls /root; kill -0 1; mknod /tmp/d c 1 3; /root/x
         python3 -c "
 import socket
 for f in (lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW),
@@ -881,7 +881,21 @@ for f in (lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW),
     if out=$($PY "$ROOT/tests/compat/audit_schema.py" "$ROOT/docs/audit.md" "$log" \
         fs.outside-view net.family signal.outside-sandbox fs.device-node \
         net.deny-by-default net.dns net.private-loopback 2>&1); then
-        report audit-schema ""
+        # Rule 10: denials carry the caller's stack, innermost frame the
+        # libc wrapper of the call itself.
+        out=$($PY -c '
+import json, sys
+bad = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    want = {"connect": "connect", "openat": "open", "execve": "execve", "dns": "poll"}
+    w = want.get(r["syscall"])
+    if r["decision"] in ("deny", "kill") or r["syscall"] == "dns":
+        st = r.get("stack") or [""]
+        if w and w not in st[0]:
+            bad.append("%s %s: stack %s" % (r["syscall"], r.get("rule"), st[:2]))
+print("; ".join(bad))' "$log")
+        report audit-schema "$out"
     else
         report audit-schema "$out"
     fi

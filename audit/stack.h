@@ -1,0 +1,25 @@
+/* The calling code's stack, for audit records (rule 10: file, network and
+ * exec denials carry it). */
+#ifndef MOAT_STACK_H
+#define MOAT_STACK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STACK_FRAME_LEN 160
+#define STACK_MAX 16
+
+/* The innermost frames of thread `tid` (of process `pid`), which waits in
+ * a syscall made at `ip`: "name+0xoff (object+0xoff)" each, or
+ * "object+0xoff" where no symbol holds the address (a static function of
+ * a stripped binary: the nearest exported name would be a wrong one).  Returns the number
+ * written (0 when the thread cannot be read: gone, or not in a call). */
+int stack_capture(pid_t pid, pid_t tid, uint64_t ip, char frames[][STACK_FRAME_LEN], int max);
+/* The same for a thread blocked in any syscall (one the kernel runs:
+ * poll, recv): its pc and sp from /proc/TID/syscall.  0 when it runs. */
+int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], int max);
+/* The same from a ptrace stop, whose stack pointer the caller has. */
+int stack_capture_sp(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, char frames[][STACK_FRAME_LEN],
+		     int max);
+
+#endif
