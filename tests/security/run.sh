@@ -206,6 +206,11 @@ start_server() {
 	[[ -n $SERVED ]] || { echo "token_server.py $1 did not start: $(tail -n 1 "$ready.err" 2>/dev/null)"; return 1; }
 }
 
+# dns_state: how many questions naming the token the fixture resolver saw.
+dns_state() {
+	echo "questions naming the token at the host's resolver (the fixture): $(grep -c -- "$TOKEN" "$WORK/dns.log" 2>/dev/null)"
+}
+
 stop_fixtures() {
 	((${#FIXTURE_PIDS[@]})) && kill -KILL "${FIXTURE_PIDS[@]}" 2>/dev/null
 	((${#FIXTURE_MOUNTS[@]})) && umount -l "${FIXTURE_MOUNTS[@]}" 2>/dev/null
@@ -533,12 +538,34 @@ one_attempt() {
 	# A datagram to TEST-NET-1 and 2001:db8::1 (sent natively where a
 	# route exists; no route natively is UNSUPPORTED: --native).
 	udp_doc) args=(--native) margs=() margs_set=1 re='sendto|sendmsg|connect' rule='net.deny-by-default' ;;
-	raw_icmp) re='socket' rule='net.raw-socket' ;;
+	# The sandbox has no CAP_NET_RAW and the private world's
+	# ping_group_range is "1 0": without moat's rule the kernel still
+	# refuses all four (EPERM, EACCES), so only the records show that
+	# moat's rule answered -- one for each socket, not any one of them.
+	raw_icmp)
+		re='socket' rule='net.raw-socket'
+		need=('"args":\["AF_INET","SOCK_RAW\|SOCK_CLOEXEC","1"\].*"rule":"net\.raw-socket"'
+		      '"args":\["AF_INET6","SOCK_RAW\|SOCK_CLOEXEC","58"\].*"rule":"net\.raw-socket"'
+		      '"args":\["AF_INET","SOCK_RAW\|SOCK_CLOEXEC","255"\].*"rule":"net\.raw-socket"'
+		      '"args":\["AF_INET","SOCK_DGRAM\|SOCK_CLOEXEC","1"\].*"errno":"EACCES".*"rule":"net\.raw-socket"')
+		;;
 	packet) re='socket' rule='net.family|net.raw-socket' ;;
 	# The token in a DNS name: to 192.0.2.53 natively (no route:
 	# UNSUPPORTED), and under moat also through the sandbox's resolver.
 	# Both records must name the question (need: the token in a query).
+	# The host's resolver is a fixture (token_server.py dns, on
+	# 127.0.0.2:53, named by a resolv.conf bound over /etc/resolv.conf in
+	# this namespace only): natively the resolver path reaches it (so
+	# the fixture proves it sees questions), and under moat the question
+	# must reach nothing (dns_state, the fixture's questions holding the
+	# token, must not change): moat's stub must not forward, whatever it
+	# answers the sandbox.
 	dns_exfil)
+		start_server "$WORK/dns.ready" dns "$WORK/dns.log" || { echo "FAIL esc_$name: fixture: token_server.py dns"; return; }
+		printf 'nameserver 127.0.0.2\noptions timeout:1 attempts:1\n' >"$WORK/resolv.conf" && chmod 0644 "$WORK/resolv.conf" &&
+			mount --bind "$WORK/resolv.conf" /etc/resolv.conf || { echo "FAIL esc_$name: fixture: resolv.conf"; return; }
+		FIXTURE_MOUNTS+=(/etc/resolv.conf) FIXTURE_FILES+=("$WORK/resolv.conf" "$WORK/dns.log")
+		state=dns_state
 		args=(--native) margs=(--resolver) margs_set=1 re='sendto' rule='net.deny-by-default'
 		need=("\"query\":\"$TOKEN\\.exfil\\.example\".*\"rule\":\"net\\.deny-by-default\""
 		      "\"syscall\":\"dns\".*\"query\":\"$TOKEN\\.exfil\\.example\".*\"rule\":\"net\\.dns\"")

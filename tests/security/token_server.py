@@ -19,6 +19,13 @@ reached a host socket.
                                               SCM_CREDENTIALS (SO_PASSCRED) of the
                                               client's first message (journald, udev)
 
+    token_server.py dns      LOG READY        a name server on 127.0.0.2:53 (UDP) that appends
+                                              every question's name to LOG and answers
+                                              NXDOMAIN: run.sh's /etc/resolv.conf names it
+                                              (in the attempt's mount namespace only), so a
+                                              question that reaches "the host's resolver" is
+                                              on record and never leaves loopback
+
 READY is written (with the port for tcp, else "ok") once the socket listens.
 """
 import os
@@ -56,6 +63,9 @@ def main():
         if mode == "passcred":
             s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # inherited by accepted sockets
         what = "ok"
+    elif mode == "dns":
+        dns_server(sys.argv[2], sys.argv[3])
+        return
     else:
         sys.exit("token_server.py: unknown mode " + mode)
     s.listen(16)
@@ -85,6 +95,26 @@ def main():
             pass
         finally:
             c.close()
+
+
+def dns_server(log, ready):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.2", 53))
+    with open(ready + ".tmp", "w") as f:
+        f.write("ok\n")
+    os.rename(ready + ".tmp", ready)
+    while True:
+        q, peer = s.recvfrom(4096)
+        if len(q) < 17:
+            continue
+        labels, o = [], 12
+        while o < len(q) and q[o] and len(labels) < 128:
+            labels.append(q[o + 1:o + 1 + q[o]].decode("ascii", "replace"))
+            o += 1 + q[o]
+        with open(log, "a") as f:
+            f.write(".".join(labels) + "\n")
+        # NXDOMAIN, the question echoed: an upstream that saw the name.
+        s.sendto(q[:2] + bytes([0x80 | (q[2] & 0x79), 0x83]) + b"\0\1\0\0\0\0\0\0" + q[12:o + 5], peer)
 
 
 if __name__ == "__main__":
