@@ -87,11 +87,13 @@ MOAT_BIN ?= ./moat
 integration: $(MOAT_OUT) probes
 	MOAT=$(MOAT_BIN) tests/integration/run.sh
 
-# Twice: as uid 65534 (the default), then as uid 0 without capabilities,
-# where host permissions no longer hide a broken rule.
+# Three times: as uid 65534 (the default), then as uid 0 without
+# capabilities, where host permissions no longer hide a broken rule, then
+# with moat itself not root (the network attempts: no namespace of moat's).
 security: $(MOAT_OUT) probes
 	ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
 	ESC_UID0=1 ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
+	ESC_NONROOT=1 ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
 
 compat: $(MOAT_OUT)
 	MOAT=$(MOAT_BIN) tests/compat/run.sh

@@ -266,7 +266,7 @@ void audit_net_summary(struct audit *a, const struct net *n)
 	FILE *f = a->f;
 	head(f, 0, 0);
 	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
-	json_str(f, n->mode == NET_NETNS ? "netns" : "none");
+	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
 	fputs(",\"destinations\":[", f);
 	for (int i = 0; i < n->nseen; i++) {
 		const struct net_seen *s = &n->seen[i];

@@ -45,6 +45,9 @@ enum net_dest {
 
 enum net_mode {
 	NET_NETNS,      /* moat is root: the sandbox lives in the private namespace */
+	NET_USERNS,     /* moat is not root: a helper process in a user and network
+			 * namespace of its own makes the private world's sockets,
+			 * and the sandbox's move there when they use loopback */
 	NET_NONE,       /* no private namespace: loopback is refused too */
 };
 
@@ -67,6 +70,8 @@ struct net {
 	int host_ns, priv_ns;     /* namespace fds (NET_NETNS), else -1 */
 	uint64_t host_cookie, priv_cookie;
 	int dns_fd;               /* the stub resolver's socket (private world), or -1 */
+	int factory;              /* NET_USERNS: the helper's end of our socket pair */
+	int factory_pid;
 	struct net_seen seen[NET_MAX_SEEN];
 	int nseen;
 	unsigned seen_dropped;    /* destinations past NET_MAX_SEEN */
@@ -103,13 +108,19 @@ bool net_addr_text(const struct sockaddr *sa, socklen_t len, char *addr, size_t 
 
 struct sandbox;
 
-/* Make the private world when moat may (root): a network namespace with
- * `lo` up and the stub resolver bound in it.  Otherwise NET_NONE.  0, or
- * -1 + err when a namespace moat may make could not be made. */
+/* Make the private world: a network namespace with `lo` up and the stub
+ * resolver bound in it — moat's own when root (NET_NETNS), else a helper
+ * process's in an unprivileged user namespace (NET_USERNS).  When neither
+ * can be made: NET_NONE, and -1 + err saying why. */
 int net_setup(struct net *n, bool root, char *err, size_t errlen);
 void net_teardown(struct net *n);
 /* In the sandbox's first process, before it drops its capabilities. */
 int net_enter(const struct net *n);
+/* Is there a private world (a loopback of the sandbox's own)? */
+static inline bool net_private(const struct net *n)
+{
+	return n->mode != NET_NONE;
+}
 /* Which world socket `fd` lives in: 1 private, 0 host, -1 neither/unknown. */
 int net_world(const struct net *n, int fd);
 /* A new socket in the private (priv) or host world, made with the

@@ -74,7 +74,7 @@ struct verdict sys_socket(struct call *c)
 			return v_deny(EACCES, "net.raw-socket");
 		return v_deny(EPROTONOSUPPORT, "net.protocol");
 	}
-	if (family == AF_NETLINK && proto == NETLINK_ROUTE && c->sb->net->mode == NET_NETNS) {
+	if (family == AF_NETLINK && proto == NETLINK_ROUTE && net_private(c->sb->net)) {
 		/* getifaddrs, if_nameindex and getaddrinfo's AI_ADDRCONFIG read
 		 * the interface list: the private world's (lo alone), from a
 		 * socket made there with the sandbox's ids and no capability. */
@@ -138,7 +138,7 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 	if (sa->sun_path[0] == '\0') {
 		size_t nlen = plen - 1;
 		snprintf(c->detail, sizeof c->detail, "@%.*s", (int)nlen, sa->sun_path + 1);
-		if (c->sb->net->mode == NET_NETNS && net_world(c->sb->net, sock) == 1) {
+		if (net_world(c->sb->net, sock) == 1) {
 			memcpy(&out->sun, sa, salen);
 			out->len = salen;
 			return 0;
@@ -250,7 +250,7 @@ static void seen_dest(struct call *c, bool udp, bool allowed)
 static struct verdict deny_dest(struct call *c, enum net_dest d, bool udp)
 {
 	seen_dest(c, udp, false);
-	if (c->sb->net->mode != NET_NETNS && d == ND_PRIVATE)
+	if (!net_private(c->sb->net) && d == ND_PRIVATE)
 		return v_deny(ECONNREFUSED, "net.no-private-loopback");
 	if (d == ND_DENY_PORT)
 		return v_deny(ECONNREFUSED, "net.port-not-allowed");
@@ -261,7 +261,7 @@ static struct verdict deny_dest(struct call *c, enum net_dest d, bool udp)
  * private world (sys_socket), where the kernel it talks to knows lo alone. */
 static bool netlink_ok(struct call *c, int s, int family)
 {
-	return family == AF_NETLINK && c->sb->net->mode == NET_NETNS &&
+	return family == AF_NETLINK && net_private(c->sb->net) &&
 	       sock_int(s, SOL_SOCKET, SO_DOMAIN) == AF_NETLINK && net_world(c->sb->net, s) == 1;
 }
 
@@ -459,35 +459,40 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 		close(s);
 		return v_error(world < 0 ? ENOTSOCK : EINVAL);
 	}
-	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && n->mode != NET_NETNS)) {
+	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && !net_private(n))) {
 		close(s);
 		return deny_dest(c, d, udp);
 	}
 	bool want_priv = d == ND_PRIVATE;
 	if (d == ND_ALLOW)
 		seen_dest(c, udp, true);
-	if (want_priv == (world == 1)) {
-		if (udp && want_priv) {
-			/* A UDP connect does not wait: done here, so the stub
-			 * resolver can learn the caller's port now. */
-			int r = connect(s, (const struct sockaddr *)ss, len);
-			int e = errno;
-			if (r == 0)
-				note_dns_source(c, s, (const struct sockaddr *)ss, len);
-			close(s);
-			struct verdict v = r < 0 ? v_error(e) : v_value(0);
-			return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
-		}
-		struct verdict v = connect_on(c, s, ss, len, -1, -1, want_priv);
-		return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
+	int install_at = -1;
+	if (want_priv != (world == 1)) {
+		/* The socket lives in the wrong world for this destination: a
+		 * new one in the right world, connected by moat, takes its
+		 * place. */
+		int ns = other_world(c, s, want_priv);
+		close(s);
+		if (ns < 0)
+			return v_error(-ns);
+		s = ns;
+		install_at = fd;
 	}
-	/* The socket lives in the wrong world for this destination: a new
-	 * one in the right world, connected by moat, takes its place. */
-	int ns = other_world(c, s, want_priv);
-	close(s);
-	if (ns < 0)
-		return v_error(-ns);
-	struct verdict v = connect_on(c, ns, ss, len, -1, fd, want_priv);
+	struct verdict v;
+	if (udp) {
+		/* A UDP connect does not wait: done here, so the stub
+		 * resolver can learn the caller's port now. */
+		int r = connect(s, (const struct sockaddr *)ss, len);
+		int e = errno;
+		if (r == 0 && install_at >= 0 && (r = install(c, s, install_at)) < 0)
+			e = -r;
+		if (r == 0)
+			note_dns_source(c, s, (const struct sockaddr *)ss, len);
+		close(s);
+		v = r < 0 ? v_error(e) : v_value(0);
+	} else {
+		v = connect_on(c, s, ss, len, -1, install_at, want_priv);
+	}
 	return d == ND_ALLOW ? v_recorded(v, "net.allow") : v;
 }
 
@@ -527,6 +532,41 @@ struct verdict sys_connect(struct call *c)
 
 /* ---- bind, listen ---- */
 
+/* An inet socket the sandbox binds or listens on must live in the private
+ * world.  Without root (NET_USERNS) the sandbox's own sockets start in the
+ * host's: an unbound one moves (a new one takes its fd number).  One that
+ * is bound there — only moat's connects bind host sockets — stays, and is
+ * refused.  0 with *s the socket to use, or -errno (-EACCES: refused). */
+static int to_private(struct call *c, int fd, int *s)
+{
+	struct net *n = c->sb->net;
+	int world = net_world(n, *s);
+	if (world == 1)
+		return 0;
+	if (world < 0)
+		return -ENOTSOCK;
+	if (n->mode != NET_USERNS)
+		return -EACCES;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	char a[46];
+	int port = 1;
+	if (getsockname(*s, (struct sockaddr *)&me, &ml) < 0 ||
+	    !net_addr_text((struct sockaddr *)&me, ml, a, sizeof a, &port) || port != 0)
+		return -EACCES;
+	int ns = other_world(c, *s, true);
+	if (ns < 0)
+		return ns;
+	int r = install(c, ns, fd);
+	if (r < 0) {
+		close(ns);
+		return r;
+	}
+	close(*s);
+	*s = ns;
+	return 0;
+}
+
 struct verdict sys_bind(struct call *c)
 {
 	struct sockaddr_storage ss;
@@ -545,10 +585,13 @@ struct verdict sys_bind(struct call *c)
 		 * other.  A socket of the host world is never bound by the
 		 * sandbox (it would be a port on the host). */
 		note_dest(c, (struct sockaddr *)&ss, len, NULL);
-		if (net_world(c->sb->net, s) != 1) {
+		int r = to_private(c, (int)c->arg[0], &s);
+		if (r < 0) {
 			close(s);
-			return v_deny(EACCES, c->sb->net->mode == NET_NETNS ? "net.bind-host"
-									    : "net.no-private-loopback");
+			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
+									 ? "net.no-private-loopback"
+									 : "net.bind-host")
+					    : v_error(-r);
 		}
 	} else if (ss.ss_family == AF_UNIX) {
 		if (unix_target(c, s, (struct sockaddr_un *)&ss, len, true, &t, &v) < 0) {
@@ -581,12 +624,17 @@ struct verdict sys_listen(struct call *c)
 	if (s < 0)
 		return v_error(EBADF);
 	int domain = sock_int(s, SOL_SOCKET, SO_DOMAIN);
-	if (is_inet(domain) && net_world(c->sb->net, s) != 1) {
-		/* A socket of the host world whose connect failed is unbound
-		 * again: listening would open a port on the host. */
-		close(s);
-		return v_deny(EACCES, c->sb->net->mode == NET_NETNS ? "net.listen-host"
-								    : "net.no-private-loopback");
+	if (is_inet(domain)) {
+		/* Listening on a socket of the host world would open a port on
+		 * the host (a failed connect leaves it unbound again). */
+		int r = to_private(c, (int)c->arg[0], &s);
+		if (r < 0) {
+			close(s);
+			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
+									 ? "net.no-private-loopback"
+									 : "net.listen-host")
+					    : v_error(-r);
+		}
 	}
 	int r = listen(s, (int)c->arg[1]);
 	int e = errno;
@@ -699,7 +747,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		*v = v_error(world < 0 ? ENOTSOCK : EINVAL);
 		goto fail;
 	}
-	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && n->mode != NET_NETNS)) {
+	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && !net_private(n))) {
 		*v = deny_dest(c, d, udp);
 		goto fail;
 	}

@@ -299,13 +299,31 @@ case_ net-local 'p=/c/net_local.py; [ -e $p ] || p='"$ROOT"'/tests/compat/net_lo
 exec python3 "$p"'
 MOAT_ARGS=()
 
-# The sandbox's servers (TCP and UDP on 127.0.0.1:0) are not reachable from
-# the host while they run.  Under moat only.
-if want net-private; then
+# Without root moat's private loopback is a helper's user and network
+# namespace (docs/network.md): the same output with moat run as 65534.
+if want net-local-nonroot && [ ${#AS_SANDBOX_UID[@]} -gt 0 ] && [ -s "$W/net-local.native.out" ]; then
+    "${AS_SANDBOX_UID[@]}" "$MOAT" run --ro-bind "$ROOT/tests/compat" /c -- python3 /c/net_local.py \
+        </dev/null >"$W/net-local-nonroot.moat.out" 2>"$W/net-local-nonroot.moat.err"
+    rc=$?
     msg=""
-    np=$W/net-private
+    [ "$rc" = 0 ] || msg="exit $rc: $(head -c 300 "$W/net-local-nonroot.moat.err" | tr '\n' '|')"
+    cmp -s "$W/net-local.native.out" "$W/net-local-nonroot.moat.out" ||
+        msg="${msg:+$msg; }stdout differs: $(excerpt "$W/net-local.native.out" "$W/net-local-nonroot.moat.out")"
+    [ -s "$W/net-local-nonroot.moat.err" ] && msg="${msg:+$msg; }stderr: $(head -c 300 "$W/net-local-nonroot.moat.err" | tr '\n' '|')"
+    report net-local-nonroot "$msg"
+fi
+
+# The sandbox's servers (TCP and UDP on 127.0.0.1:0) are not reachable from
+# the host while they run: with moat as root (the sandbox's own network
+# namespace) and, where the suite runs as root, with moat as 65534 (the
+# helper's).  Under moat only.
+net_private() { # NAME [PREFIX...]
+    local name=$1
+    shift
+    msg=""
+    np=$W/$name
     mkdir -p "$np" && chmod 777 "$np"
-    "$MOAT" run --bind "$np" /out --ro-bind "$ROOT/tests/compat" /c -- python3 /c/net_hold.py /out \
+    "$@" "$MOAT" run --bind "$np" /out --ro-bind "$ROOT/tests/compat" /c -- python3 /c/net_hold.py /out \
         </dev/null >"$W/np.out" 2>"$W/np.err" &
     mp=$!
     for _ in $(seq 200); do [ -s "$np/ports" ] && break; sleep 0.05; done
@@ -333,8 +351,10 @@ for fam, h in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         wait "$mp"
         msg="the sandbox's server never wrote its ports: $(head -c 300 "$W/np.err")"
     fi
-    report net-private "$msg"
-fi
+    report "$name" "$msg"
+}
+want net-private && net_private net-private
+want net-private-nonroot && [ ${#AS_SANDBOX_UID[@]} -gt 0 ] && net_private net-private-nonroot "${AS_SANDBOX_UID[@]}"
 
 # --allow-net 127.0.0.1:PORT to a host web server: urllib inside gets the
 # page; the server on the neighbouring port is not reached; an outside

@@ -5,6 +5,7 @@
 #   ESC_VERBOSE=1 tests/security/run.sh ...   also shows each run's final line
 #                                             and the first audit records
 #   ESC_UID0=1 tests/security/run.sh ...      the uid-0 pass (below)
+#   ESC_NONROOT=1 tests/security/run.sh ...   the non-root pass (below)
 #   ESC_ETC_LISTINGS=0 ...                    etc_secrets skips its check that
 #                                             listings of /etc hide secrets
 #   ESC_LIVE_TIMEOUT=N ...                    how long a liveness check's moat
@@ -58,6 +59,12 @@
 # An attempt that cannot mean anything as uid 0 is skipped with its reason
 # ("SKIP esc_x: ..."), and counted neither passed nor failed.
 #
+# The non-root pass (ESC_NONROOT=1) runs moat itself as uid 65534, for the
+# network attempts: without root moat has no network namespace of its own,
+# the sandbox's sockets start in the host's, and the private loopback is a
+# helper's unprivileged user and network namespace (docs/network.md).  The
+# other attempts are skipped there: their defences do not depend on it.
+#
 # Every attempt runs in its own `unshare -pf --mount-proc`: a private pid
 # namespace, so that a sandbox failure (kill(-1, SIGKILL) natively!) reaches
 # nothing but the processes started here.  Without one we refuse to run.
@@ -78,6 +85,8 @@ LIVE_TIMEOUT=${ESC_LIVE_TIMEOUT:-8} # the moat run of a liveness check
 VERBOSE=${ESC_VERBOSE:-0}
 UID0=${ESC_UID0:-0}
 [[ $UID0 == 1 ]] || UID0=0
+NONROOT=${ESC_NONROOT:-0}
+[[ $NONROOT == 1 ]] || NONROOT=0
 # The sandbox's uid: moat's default when it runs as root, or 0 in the uid-0
 # pass.  Fixtures that the sandbox must own belong to it.
 SBX_UID=65534
@@ -482,6 +491,16 @@ one_attempt() {
 	# menv: VAR=VALUE settings of moat's own environment for the moat run.
 	local margs=() mopts=() nwrap=() mcmd=() menv=() need=()
 
+	if ((NONROOT)); then
+		case $name in
+		host_loopback | abstract_unix | unix_path_host | udp_doc | raw_icmp | packet | dns_exfil | \
+			sockaddr_swap | scm_foreign) ;;
+		*)
+			echo "SKIP esc_$name: non-root pass: network attempts only"
+			return
+			;;
+		esac
+	fi
 	# The uid-0 pass: attempts that mean nothing when the sandbox is uid 0.
 	if ((UID0)); then
 		case $name in
@@ -842,6 +861,13 @@ one_attempt() {
 	((mcwd)) && { cd "$NCWD" || return; }
 	t0=$EPOCHREALTIME
 	mcmd=(env "${menv[@]}" "$MOAT" run)
+	if ((NONROOT)); then
+		# moat as 65534: its audit log in a directory it may write.
+		mkdir -p "$WORK/nonroot" && chmod 1777 "$WORK/nonroot"
+		log=$WORK/nonroot/$name.audit.jsonl
+		rm -f "$log"
+		mcmd=(setpriv --reuid=65534 --regid=65534 --clear-groups -- env "${menv[@]}" "$MOAT" run)
+	fi
 	# exec keeps the pid: bash's $$ is moat's.
 	((mpid)) && mcmd=(env "${menv[@]}" bash -c 'exec "$0" run --setenv ESC_MOAT_PID "$$" "$@"' "$MOAT")
 	TIMEOUT=$timeout $runner "$out" "$err" "${mcmd[@]}" --ro-bind "$BIN" /t --audit-log "$log" \
@@ -960,10 +986,11 @@ SECRET=$SECDIR/secret
 printf '%s\n' "$TOKEN" >"$SECRET"
 chmod 0755 "$SECDIR" "$WORK" "$NCWD"
 chmod 0644 "$SECRET"
-export ROOT BIN MOAT TIMEOUT LIVE_TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE UID0 SBX_UID
+export ROOT BIN MOAT TIMEOUT LIVE_TIMEOUT VERBOSE WORK NCWD SECDIR SECRET TOKEN ONLY_NATIVE UID0 SBX_UID NONROOT
 export ESC_TOKEN=$TOKEN
 
 ((UID0)) && echo "uid-0 pass: every moat run gets --uid 0 --gid 0 (unless its attempt has its own --uid)"
+((NONROOT)) && echo "non-root pass: moat runs as uid 65534 (network attempts only)"
 pass=0 fail=0 skips=()
 for name in "${names[@]}"; do
 	extra=()
