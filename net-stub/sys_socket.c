@@ -118,7 +118,10 @@ static int read_addr(struct call *c, uint64_t addr, socklen_t len, struct sockad
  * sandbox's alone), else it gets this sandbox's prefix.  `hold` keeps the
  * fd alive until the call is done. */
 struct unix_target {
-	struct sockaddr_un sun;
+	union {
+		struct sockaddr_un sun;
+		struct sockaddr_storage any; /* AF_UNSPEC, netlink: as copied */
+	};
 	socklen_t len;
 	int hold;
 };
@@ -127,6 +130,10 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 		       bool create, struct unix_target *out, struct verdict *v)
 {
 	out->hold = -1;
+	if (salen > sizeof(struct sockaddr_un)) {
+		*v = v_error(EINVAL); /* as the kernel: no longer name exists */
+		return -1;
+	}
 	memset(&out->sun, 0, sizeof out->sun);
 	out->sun.sun_family = AF_UNIX;
 	size_t plen = salen - offsetof(struct sockaddr_un, sun_path);
@@ -517,7 +524,7 @@ struct verdict sys_connect(struct call *c)
 	if (ss.ss_family != AF_UNIX) {
 		/* Dissolve a UDP association in the socket's own world, or
 		 * a netlink socket's peer in the private one. */
-		memcpy(&t.sun, &ss, len);
+		memcpy(&t.any, &ss, len); /* len <= sizeof ss (read_addr) */
 		t.len = len;
 	} else if (unix_target(c, s, (struct sockaddr_un *)&ss, len, false, &t, &v) < 0) {
 		close(s);

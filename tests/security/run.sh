@@ -347,6 +347,22 @@ dev_state() { stat -c '%a %u:%g %y %z' "$WORK/dev_null"; }
 # /ov.  The moat runs keep their scratch in /etc/moat-esc-scratch (below).
 # Every canary is the sandbox's (SBX_UID), 0755/0644, old times.
 OVL_CANARIES=()
+# unspec_fixture: an overlay on /usr in this namespace only, with an empty
+# 0777 directory /usr/share/moat-esc-unspec (remade before each run).
+unspec_fixture() {
+	local d=$WORK/unspec prop
+	if [[ ! -d $d/usr.upper ]]; then
+		prop=$(findmnt -no PROPAGATION --target /usr 2>/dev/null)
+		[[ $prop == private ]] || { echo "unspec_fixture: /usr is not a private mount here ($prop)"; return 1; }
+		mkdir -p "$d/usr.upper" "$d/usr.work" && chmod 0755 "$d" || return
+		FIXTURE_FILES+=("$d")
+		mount -t overlay moat-esc-unspec -o "lowerdir=/usr,upperdir=$d/usr.upper,workdir=$d/usr.work" /usr || return
+		FIXTURE_MOUNTS+=(/usr)
+	fi
+	rm -rf /usr/share/moat-esc-unspec && mkdir /usr/share/moat-esc-unspec && chmod 0777 /usr/share/moat-esc-unspec
+}
+unspec_state() { ls -la /usr/share/moat-esc-unspec; }
+
 ovl_fixture() {
 	local d=$WORK/ovl c prop f
 	if [[ ! -d $d/etc.upper ]]; then
@@ -494,7 +510,7 @@ one_attempt() {
 	if ((NONROOT)); then
 		case $name in
 		host_loopback | abstract_unix | unix_path_host | udp_doc | raw_icmp | packet | dns_exfil | \
-			sockaddr_swap | scm_foreign) ;;
+			sockaddr_swap | scm_foreign | unspec_overflow) ;;
 		*)
 			echo "SKIP esc_$name: non-root pass: network attempts only"
 			return
@@ -597,6 +613,18 @@ one_attempt() {
 		start_server "$WORK/tcp.ready" tcp || { echo "FAIL esc_$name: fixture: token_server.py tcp"; return; }
 		args=("$plain" "$SERVED") mopts=(--allow-net "127.0.0.1:$plain")
 		re='connect' decision='emulate' rule='net.private-loopback'
+		;;
+	# A 120-byte AF_UNSPEC address whose tail would overrun moat's copy
+	# and name fds moat then closes (16 and 17: the roots of /tmp and
+	# /workspace with this runner's options), then a host directory of
+	# the /usr overlay walked into their place.  Natively the file simply
+	# lands in DIR.  Under moat the connect works as on Linux and the file
+	# stays in /workspace: no denial, no record (audit=0); unspec_state
+	# (the host directory) must not change.
+	unspec_overflow)
+		fixture=unspec_fixture state=unspec_state audit=0
+		args=(/usr/share/moat-esc-unspec /usr/share/moat-esc-unspec)
+		margs=(/usr/share/moat-esc-unspec /workspace 16 17) margs_set=1
 		;;
 	# This shell holds the secret on fd 7 during both runs.
 	scm_foreign)
