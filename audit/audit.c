@@ -275,6 +275,9 @@ void audit_net_summary(struct audit *a, const struct net *n)
 		fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", s->tried, s->allowed,
 			s->denied);
 	}
-	fprintf(f, "],\"result\":0,\"decision\":\"summary\"}\n");
+	fputc(']', f);
+	if (n->dns_unrecorded)
+		fprintf(f, ",\"unrecorded\":%u", n->dns_unrecorded);
+	fprintf(f, ",\"result\":0,\"decision\":\"summary\"}\n");
 	fflush(f);
 }

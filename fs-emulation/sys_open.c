@@ -207,6 +207,9 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		}
 		if (j)
 			net_job_free(j);
+		/* No thread for it: the open would stop the loop. */
+		v = v_error(EAGAIN);
+		goto out;
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);

@@ -403,6 +403,9 @@ int sandbox_run(struct sandbox *sb)
 					forward_sig(sb, (int)si.ssi_signo);
 			}
 			reap(sb);
+			/* A caller that died or took a signal leaves its job
+			 * nothing to wait for. */
+			net_jobs_sweep();
 		}
 		if (pfd[2].revents & POLLIN)
 			net_jobs_complete();

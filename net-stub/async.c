@@ -8,15 +8,29 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/seccomp.h>
 
 #include "interposer/dispatch.h"
 
 static int done_pipe[2] = { -1, -1 };
+static struct net_job *live;
+static unsigned nlive;
+
+/* A job's blocking call is cut short by this signal (no SA_RESTART). */
+static void on_interrupt(int sig)
+{
+	(void)sig;
+}
 
 int net_jobs_init(void)
 {
 	if (done_pipe[0] >= 0)
 		return 0;
+	struct sigaction sa = { .sa_handler = on_interrupt };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGURG, &sa, NULL) < 0)
+		return -errno;
 	return pipe2(done_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
@@ -66,6 +80,11 @@ static void *run_job(void *arg)
 	}
 	j->result = r;
 	j->err = r < 0 ? errno : 0;
+	/* From here on no interrupt may reach this thread (it may be gone
+	 * by then): the loop checks done under the lock. */
+	pthread_mutex_lock(&j->lock);
+	j->done = true;
+	pthread_mutex_unlock(&j->lock);
 	/* A pointer is smaller than PIPE_BUF: the write is atomic. */
 	while (write(done_pipe[1], &j, sizeof j) < 0 && errno == EINTR)
 		;
@@ -74,22 +93,59 @@ static void *run_job(void *arg)
 
 int net_job_start(struct net_job *j)
 {
-	if (done_pipe[0] < 0)
+	if (done_pipe[0] < 0 || nlive >= NET_JOBS_MAX)
 		return -EAGAIN;
+	pthread_mutex_init(&j->lock, NULL);
+	j->done = j->interrupted = false;
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 64 * 1024);
-	pthread_t t;
-	int r = pthread_create(&t, &a, run_job, j);
+	/* Linked before the thread runs: it may finish at once. */
+	j->next = live;
+	live = j;
+	nlive++;
+	int r = pthread_create(&j->thread, &a, run_job, j);
 	pthread_attr_destroy(&a);
+	if (r) {
+		live = j->next;
+		nlive--;
+		pthread_mutex_destroy(&j->lock);
+	}
 	return -r;
+}
+
+static void unlink_job(struct net_job *j)
+{
+	for (struct net_job **p = &live; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			nlive--;
+			pthread_mutex_destroy(&j->lock);
+			return;
+		}
+}
+
+void net_jobs_sweep(void)
+{
+	for (struct net_job *j = live; j; j = j->next) {
+		uint64_t id = j->id;
+		if (j->interrupted || ioctl(j->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+			continue;
+		pthread_mutex_lock(&j->lock);
+		if (!j->done) {
+			pthread_kill(j->thread, SIGURG);
+			j->interrupted = true;
+		}
+		pthread_mutex_unlock(&j->lock);
+	}
 }
 
 void net_jobs_complete(void)
 {
 	struct net_job *j;
 	while (read(done_pipe[0], &j, sizeof j) == sizeof j) {
+		unlink_job(j);
 		if (j->result < 0 && j->err == EPIPE && !(j->flags & MSG_NOSIGNAL))
 			syscall(SYS_tgkill, j->tgid, j->tid, SIGPIPE);
 		if (j->op == NJ_CONNECT && j->install_at >= 0 &&

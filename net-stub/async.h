@@ -10,6 +10,7 @@
 #define MOAT_NET_ASYNC_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -48,17 +49,30 @@ struct net_job {
 	unsigned install_flags;
 	bool private_dest;      /* connect: to the private world's loopback */
 	struct pending pending; /* the call, for its audit record */
+	/* Owned by the job system: */
+	pthread_t thread;
+	pthread_mutex_t lock;   /* done and the interrupt are decided under it */
+	bool done, interrupted;
+	struct net_job *next;   /* the live jobs */
 };
+
+/* At most this many jobs at once: one more gets EAGAIN (a sandbox that
+ * leaves blocked connects behind cannot exhaust moat's threads and fds). */
+#define NET_JOBS_MAX 256
 
 /* Create the completion pipe.  0 or -errno. */
 int net_jobs_init(void);
 /* The fd to poll for finished jobs. */
 int net_jobs_fd(void);
 /* Start `j` (owned by the job system from now on).  0, or -errno when no
- * thread could be made (the caller then still owns `j`). */
+ * thread could be made or NET_JOBS_MAX run already (the caller then still
+ * owns `j`, and answers EAGAIN: never the blocking call itself). */
 int net_job_start(struct net_job *j);
 /* Answer every finished job's notification and free it. */
 void net_jobs_complete(void);
+/* Interrupt the jobs whose caller is gone or was interrupted (its
+ * notification no longer valid): their blocking call returns EINTR. */
+void net_jobs_sweep(void);
 /* Release what a job holds (for a job that was never started). */
 void net_job_free(struct net_job *j);
 

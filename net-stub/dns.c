@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "audit/audit.h"
 #include "audit/stack.h"
@@ -142,6 +143,26 @@ static size_t answer(const struct net *n, const unsigned char *q, size_t qend, c
 	return o;
 }
 
+static bool dns_may_record(struct net *n)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (!n->dns_last_ns)
+		n->dns_tokens = 200;
+	else
+		n->dns_tokens += (double)(now - n->dns_last_ns) * 50 / 1e9;
+	if (n->dns_tokens > 200)
+		n->dns_tokens = 200;
+	n->dns_last_ns = now;
+	if (n->dns_tokens < 1) {
+		n->dns_unrecorded++;
+		return false;
+	}
+	n->dns_tokens -= 1;
+	return true;
+}
+
 void net_dns_serve(struct net *n, struct sandbox *sb)
 {
 	/* All waiting questions first, then the stacks of their askers, then
@@ -152,6 +173,7 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 		size_t len;
 		struct sockaddr_in from;
 		int pid, tid, nstack;
+		bool record;
 		char stack[STACK_MAX][STACK_FRAME_LEN];
 	} in[16];
 	int nin = 0;
@@ -164,7 +186,9 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 		in[nin].len = (size_t)len;
 		source_of(n, ntohs(in[nin].from.sin_port), &in[nin].pid, &in[nin].tid);
 		in[nin].nstack = 0;
-		if (sb->audit && in[nin].pid) {
+		bool rec = sb->audit && dns_may_record(n);
+		in[nin].record = rec;
+		if (rec && in[nin].pid) {
 			/* The asker waits in poll() for the answer: where it
 			 * asked from is on its stack (one read per asker). */
 			int same = -1;
@@ -198,7 +222,7 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 		char what[300];
 		snprintf(what, sizeof what, "dns %s", cn.query);
 		net_seen(n, what, pinned);
-		if (sb->audit) {
+		if (in[k].record) {
 			struct proc *p = in[k].pid ? proc_find(in[k].pid) : NULL;
 			cn.allowed = pinned;
 			audit_dns(sb->audit, in[k].pid, in[k].tid, p ? p->exe : "", &cn,

@@ -75,6 +75,12 @@ struct net {
 	struct net_seen seen[NET_MAX_SEEN];
 	int nseen;
 	unsigned seen_dropped;    /* destinations past NET_MAX_SEEN */
+	/* DNS records: a burst of 200, then 50 a second; past that a
+	 * question is answered and counted but not recorded on its own (a
+	 * program flooding the stub must not flood the log). */
+	double dns_tokens;
+	uint64_t dns_last_ns;
+	unsigned dns_unrecorded;
 	/* Who sent from which local port to the stub: DNS records name them. */
 	struct { uint16_t port; int pid, tid; } dns_src[64];
 	unsigned dns_src_next;

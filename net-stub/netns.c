@@ -293,9 +293,10 @@ int net_socket(struct net *n, struct sandbox *sb, bool priv, int domain, int typ
 		if (r < 0)
 			return -errno;
 	}
-	/* With the sandbox's ids: owner matches in the host's firewall see
-	 * the sandbox's uid, not root. */
-	creds_identity_begin(sb);
+	/* With the sandbox's ids and no capability: owner matches in the
+	 * host's firewall see the sandbox's uid, not root, and a socket keeps
+	 * its maker's credentials (netlink checks them). */
+	creds_bare_begin(sb);
 	int s = socket(domain, type | SOCK_CLOEXEC, proto);
 	int e = errno;
 	creds_identity_end(sb);

@@ -126,8 +126,10 @@ const char *net_pinned_name(const struct net *n, const struct sockaddr *sa, sock
 void net_seen(struct net *n, const char *what, bool allowed)
 {
 	struct net_seen *s = NULL;
+	/* Compared as stored: a long name is the same destination each time. */
+	size_t cmp = sizeof n->seen[0].what - 1;
 	for (int i = 0; i < n->nseen && !s; i++)
-		if (strcmp(n->seen[i].what, what) == 0)
+		if (strncmp(n->seen[i].what, what, cmp) == 0)
 			s = &n->seen[i];
 	if (!s) {
 		if (n->nseen == NET_MAX_SEEN) {

@@ -219,6 +219,41 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 	return 0;
 }
 
+/* Is `sa` one of the host's own addresses?  A rule wider than one address
+ * (0.0.0.0/0, 10.0.0.0/8) opens the network, not the host's own services
+ * listening on 0.0.0.0: binding a throwaway socket of moat's namespace to
+ * the address tells (only a local address can be bound). */
+static bool host_address(const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct sockaddr_storage a;
+	memcpy(&a, ss, len);
+	if (a.ss_family == AF_INET)
+		((struct sockaddr_in *)&a)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+	int s = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return true; /* cannot tell: fail closed */
+	int r = bind(s, (struct sockaddr *)&a, len);
+	int e = errno;
+	close(s);
+	return r == 0 || e != EADDRNOTAVAIL;
+}
+
+/* The policy's answer, with a wide rule's match on the host's own address
+ * taken back (see host_address). */
+static enum net_dest decide(struct net *n, const struct sockaddr_storage *ss, socklen_t len,
+			    const struct net_rule **rule)
+{
+	enum net_dest d = net_policy_check(n, (const struct sockaddr *)ss, len, rule);
+	if (d == ND_ALLOW && (*rule)->prefix < ((*rule)->family == AF_INET ? 32 : 128) &&
+	    host_address(ss, len)) {
+		*rule = NULL;
+		return ND_DENY_HOST;
+	}
+	return d;
+}
+
 /* Fill c->net (and the detail) for an inet destination. */
 static void note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
 		      const struct net_rule *rule)
@@ -392,7 +427,8 @@ static struct net_job *new_job(struct call *c, enum net_op op, int sock)
 /* Connect `s` (owned) to `addr`, on a job: a connect can wait for ever (a
  * full backlog, a silent host), and whether it blocks is a flag another
  * sandbox thread can flip at any time, so the loop serves everyone
- * meanwhile.  `hold` (owned) keeps a unix target alive; install_at >= 0
+ * meanwhile; the job connects with the sandbox's ids (SO_PEERCRED), and is
+ * interrupted when its caller goes away (net_jobs_sweep).  `hold` (owned) keeps a unix target alive; install_at >= 0
  * puts `s` at that fd number of the caller once connected. */
 static struct verdict connect_on(struct call *c, int s, const void *addr, socklen_t len, int hold,
 				 int install_at, bool private_dest)
@@ -411,23 +447,15 @@ static struct verdict connect_on(struct call *c, int s, const void *addr, sockle
 			c->pending = &j->pending;
 			return v_pending();
 		}
-		j->sock = j->hold = -1; /* no thread: do it here after all */
+		j->sock = j->hold = -1;
 		net_job_free(j);
 	}
-	/* With the sandbox's ids, which the peer reads back as SO_PEERCRED. */
-	creds_identity_begin(c->sb);
-	int r = connect(s, (const struct sockaddr *)addr, len);
-	int e = errno;
-	creds_identity_end(c->sb);
-	if ((r == 0 || e == EINPROGRESS) && install_at >= 0) {
-		int ir = install(c, s, install_at);
-		if (ir < 0)
-			r = -1, e = -ir;
-	}
+	/* No thread (NET_JOBS_MAX run, or none could be made): never the
+	 * connect here, where it could stop the loop; the caller may retry. */
 	close(s);
 	if (hold >= 0)
 		close(hold);
-	return r < 0 ? v_error(e) : v_value(0);
+	return v_error(EAGAIN);
 }
 
 /* The local port of `s` went to the stub resolver: remember who. */
@@ -452,7 +480,7 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 {
 	struct net *n = c->sb->net;
 	const struct net_rule *rule;
-	enum net_dest d = net_policy_check(n, (const struct sockaddr *)ss, len, &rule);
+	enum net_dest d = decide(n, ss, len, &rule);
 	if (d == ND_INVALID)
 		return v_error(EINVAL);
 	note_dest(c, (const struct sockaddr *)ss, len, rule);
@@ -649,6 +677,55 @@ struct verdict sys_listen(struct call *c)
 	return r < 0 ? v_error(e) : v_value(0);
 }
 
+/* ---- options ---- */
+
+/* Options that reach interfaces and the network beyond the socket: binding
+ * to a device (whose name getsockopt then tells: the host's interface list)
+ * and multicast membership (IGMP/MLD reports on the host's LAN). */
+static bool reaches_interfaces(int level, int opt)
+{
+	if (level == SOL_SOCKET)
+		return opt == SO_BINDTODEVICE || opt == SO_BINDTOIFINDEX;
+	if (level == IPPROTO_IP)
+		return (opt >= IP_MULTICAST_IF && opt <= IP_DROP_SOURCE_MEMBERSHIP) ||
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IP_MULTICAST_ALL;
+	if (level == IPPROTO_IPV6)
+		return (opt >= IPV6_MULTICAST_IF && opt <= IPV6_DROP_MEMBERSHIP) ||
+		       opt == IPV6_JOIN_ANYCAST || opt == IPV6_LEAVE_ANYCAST ||
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IPV6_MULTICAST_ALL;
+	return false;
+}
+
+/* An option outside the filter's allowlist: performed on the sandbox's
+ * socket from a copy of its value (the listed ones that carry a pointer,
+ * SO_ATTACH_FILTER's, run in the kernel), with no capability; the interface
+ * and multicast options only on a socket of the private world. */
+struct verdict sys_setsockopt(struct call *c)
+{
+	int level = (int)c->arg[1], opt = (int)c->arg[2];
+	socklen_t len = (socklen_t)c->arg[4];
+	static char buf[4096];
+	snprintf(c->detail, sizeof c->detail, "level=%d option=%d", level, opt);
+	if (len > sizeof buf)
+		return v_error(ENOBUFS);
+	if (len && call_read(c, c->arg[3], buf, len) < 0)
+		return v_error(EFAULT);
+	int s = call_getfd(c, (int)c->arg[0]);
+	if (s < 0)
+		return v_error(EBADF);
+	if (reaches_interfaces(level, opt) && net_world(c->sb->net, s) != 1 &&
+	    is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
+		close(s);
+		return v_deny(EPERM, "net.host-interface");
+	}
+	creds_bare_begin(c->sb);
+	int r = setsockopt(s, level, opt, len ? buf : NULL, len);
+	int e = errno;
+	creds_identity_end(c->sb);
+	close(s);
+	return r < 0 ? v_error(e) : v_value(0);
+}
+
 /* ---- sends ---- */
 
 static bool blocking(int fd)
@@ -709,6 +786,23 @@ static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int fla
 	return r < 0 ? v_error(e) : v_value(r);
 }
 
+/* A datagram socket of the host's network sends only as a connected one:
+ * unconnected, its port would take datagrams from anyone on the host and
+ * the network.  Connected to the allowed destination, it hears that one
+ * only (and re-connects when the next datagram goes elsewhere).  0, or -1
+ * with the verdict. */
+static int host_udp_peer(int s, int world, bool udp, const struct sockaddr_storage *ss,
+			 socklen_t len, struct verdict *v)
+{
+	if (world != 0 || !udp)
+		return 0;
+	if (connect(s, (const struct sockaddr *)ss, len) < 0) {
+		*v = v_error(errno);
+		return -1;
+	}
+	return 0;
+}
+
 /* Decide the destination of a send and pick the socket it goes out on:
  * 0 with *s (owned) set, or -1 with the verdict.  `ss` NULL: no address.
  * `data`: what is sent (a DNS question in it is named in the audit). */
@@ -738,7 +832,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 	}
 	struct net *n = c->sb->net;
 	const struct net_rule *rule;
-	enum net_dest d = net_policy_check(n, (struct sockaddr *)ss, *len, &rule);
+	enum net_dest d = decide(n, ss, *len, &rule);
 	if (d == ND_INVALID) {
 		*v = v_error(EINVAL);
 		goto fail;
@@ -762,7 +856,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		seen_dest(c, udp, true);
 	bool want_priv = d == ND_PRIVATE;
 	if (want_priv == (world == 1))
-		return 0;
+		return host_udp_peer(*s, world, udp, ss, *len, v) < 0 ? -1 : 0;
 	if (!udp) {
 		/* A stream socket sends to its peer whatever the address says
 		 * (only MSG_FASTOPEN connects, which the kernel of the private
@@ -786,7 +880,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		*v = v_error(-r);
 		goto fail;
 	}
-	return 0;
+	return host_udp_peer(*s, want_priv ? 1 : 0, udp, ss, *len, v) < 0 ? -1 : 0;
 fail:
 	close(*s);
 	*s = -1;
@@ -895,8 +989,10 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
 			if (cm->cmsg_level != SOL_SOCKET) {
 				/* IP_PKTINFO and friends could pick a source
-				 * address; nothing needs them here. */
-				v = v_error(EINVAL);
+				 * address or interface on the host's network. */
+				snprintf(c->detail, sizeof c->detail, "control message level %d type %d",
+					 cm->cmsg_level, cm->cmsg_type);
+				v = v_deny(EINVAL, "net.cmsg");
 				goto out;
 			}
 			if (cm->cmsg_type == SCM_RIGHTS) {
@@ -927,7 +1023,9 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 					goto out;
 				}
 			} else {
-				v = v_error(EINVAL);
+				snprintf(c->detail, sizeof c->detail, "control message type %d",
+					 cm->cmsg_type);
+				v = v_deny(EINVAL, "net.cmsg");
 				goto out;
 			}
 		}
@@ -981,5 +1079,9 @@ struct verdict sys_sendmmsg(struct call *c)
 	}
 	if (sent == 0)
 		return v;
+	/* The messages sent so far are the call's result; a refusal that
+	 * stopped it keeps its record (c->net names its destination). */
+	if (v.kind == V_DENY)
+		return v_recorded(v_value(sent), v.rule);
 	return v_value(sent);
 }

@@ -118,6 +118,24 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 				return rc;
 		}
 		return rc;
+	case COND_SOCKOPT_ALLOWED:
+		/* level and optname are ints: their low 32 bits. */
+		for (unsigned i = 0; i < sc_sockopt_nlevels; i++) {
+			const struct scmp_arg_cmp c[] = {
+				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_levels[i])
+			};
+			if ((rc = allow_if(ctx, nr, 1, c)) < 0)
+				return rc;
+		}
+		for (unsigned i = 0; i < sc_sockopt_nallowed; i++) {
+			const struct scmp_arg_cmp c[] = {
+				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_allowed[i].level),
+				SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_allowed[i].option),
+			};
+			if ((rc = allow_if(ctx, nr, 2, c)) < 0)
+				return rc;
+		}
+		return rc;
 	case COND_SECCOMP_NO_LISTENER: {
 		/* op is an unsigned int.  "op != SET_MODE_FILTER" on all 64
 		 * bits would let op = 0x100000001 through, which the kernel

@@ -32,7 +32,7 @@ H(sys_fchmod); H(sys_fchown); H(sys_fsetxattr); H(sys_fremovexattr);
 H(sys_inotify_add_watch);
 
 /* net-stub/sys_socket.c */
-H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_listen);
+H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_listen); H(sys_setsockopt);
 H(sys_sendto); H(sys_sendmsg); H(sys_sendmmsg);
 
 /* interposer/sys_proc.c: signals, pids, identity */

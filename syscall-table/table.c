@@ -94,7 +94,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_getsockname] = { "getsockname", { A_FD, A_PTR, A_PTR }, SC_NET, KERNEL },
 	[__NR_getpeername] = { "getpeername", { A_FD, A_PTR, A_PTR }, SC_NET, KERNEL },
 	[__NR_socketpair] = { "socketpair", { A_FAMILY, A_SOCKTYPE, A_INT, A_PTR }, SC_NET, KERNEL_IF(COND_AF_UNIX, sys_socketpair) },
-	[__NR_setsockopt] = { "setsockopt", { A_FD, A_INT, A_INT, A_PTR, A_UINT }, SC_NET, KERNEL },
+	[__NR_setsockopt] = { "setsockopt", { A_FD, A_INT, A_INT, A_PTR, A_UINT }, SC_NET, KERNEL_IF(COND_SOCKOPT_ALLOWED, sys_setsockopt) },
 	[__NR_getsockopt] = { "getsockopt", { A_FD, A_INT, A_INT, A_PTR, A_PTR }, SC_NET, KERNEL },
 	[__NR_clone] = { "clone", { A_CLONE, A_PTR, A_PTR, A_PTR, A_HEX }, SC_PROCESS, KERNEL_IF(COND_NO_NS_FLAGS, sys_clone) },
 	[__NR_fork] = { "fork", { A_NONE }, SC_PROCESS, KERNEL },
@@ -444,6 +444,37 @@ const unsigned sc_fcntl_allowed[] = {
 	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT,
 };
 const unsigned sc_fcntl_nallowed = sizeof sc_fcntl_allowed / sizeof sc_fcntl_allowed[0];
+
+/* TCP, UDP and netlink options concern the socket alone. */
+const int sc_sockopt_levels[] = { 6 /* IPPROTO_TCP */, 17 /* IPPROTO_UDP */, 270 /* SOL_NETLINK */ };
+const unsigned sc_sockopt_nlevels = sizeof sc_sockopt_levels / sizeof sc_sockopt_levels[0];
+
+/* Options of the socket itself (buffers, timeouts, reuse, keepalive,
+ * filters — SO_ATTACH_FILTER's program is read by the kernel from the
+ * caller, so it must run there), and of its IP header.  Not here: the
+ * interface options and multicast membership, which reach the host's
+ * interfaces and network from a socket of the host's namespace. */
+const struct sc_sockopt sc_sockopt_allowed[] = {
+	{ 1, 2 /* SO_REUSEADDR */ }, { 1, 5 /* SO_DONTROUTE */ }, { 1, 6 /* SO_BROADCAST */ },
+	{ 1, 7 /* SO_SNDBUF */ }, { 1, 8 /* SO_RCVBUF */ }, { 1, 9 /* SO_KEEPALIVE */ },
+	{ 1, 10 /* SO_OOBINLINE */ }, { 1, 11 /* SO_NO_CHECK */ }, { 1, 12 /* SO_PRIORITY */ },
+	{ 1, 13 /* SO_LINGER */ }, { 1, 15 /* SO_REUSEPORT */ }, { 1, 16 /* SO_PASSCRED */ },
+	{ 1, 18 /* SO_RCVLOWAT */ }, { 1, 19 /* SO_SNDLOWAT */ }, { 1, 20 /* SO_RCVTIMEO_OLD */ },
+	{ 1, 21 /* SO_SNDTIMEO_OLD */ }, { 1, 26 /* SO_ATTACH_FILTER */ }, { 1, 27 /* SO_DETACH_FILTER */ },
+	{ 1, 29 /* SO_TIMESTAMP_OLD */ }, { 1, 34 /* SO_PASSSEC */ }, { 1, 35 /* SO_TIMESTAMPNS_OLD */ },
+	{ 1, 37 /* SO_TIMESTAMPING_OLD */ }, { 1, 40 /* SO_RXQ_OVFL */ }, { 1, 42 /* SO_PEEK_OFF */ },
+	{ 1, 46 /* SO_BUSY_POLL */ }, { 1, 49 /* SO_INCOMING_CPU */ }, { 1, 51 /* SO_ATTACH_REUSEPORT_CBPF */ },
+	{ 1, 60 /* SO_ZEROCOPY */ }, { 1, 63 /* SO_TIMESTAMP_NEW */ }, { 1, 64 /* SO_TIMESTAMPNS_NEW */ },
+	{ 1, 65 /* SO_TIMESTAMPING_NEW */ }, { 1, 66 /* SO_RCVTIMEO_NEW */ }, { 1, 67 /* SO_SNDTIMEO_NEW */ },
+	{ 0, 1 /* IP_TOS */ }, { 0, 2 /* IP_TTL */ }, { 0, 4 /* IP_OPTIONS */ }, { 0, 6 /* IP_RECVOPTS */ },
+	{ 0, 7 /* IP_RETOPTS */ }, { 0, 8 /* IP_PKTINFO */ }, { 0, 10 /* IP_MTU_DISCOVER */ },
+	{ 0, 11 /* IP_RECVERR */ }, { 0, 12 /* IP_RECVTTL */ }, { 0, 13 /* IP_RECVTOS */ },
+	{ 0, 15 /* IP_FREEBIND */ }, { 0, 24 /* IP_BIND_ADDRESS_NO_PORT */ },
+	{ 41, 16 /* IPV6_UNICAST_HOPS */ }, { 41, 23 /* IPV6_MTU_DISCOVER */ },
+	{ 41, 25 /* IPV6_RECVERR */ }, { 41, 26 /* IPV6_V6ONLY */ }, { 41, 49 /* IPV6_RECVPKTINFO */ },
+	{ 41, 66 /* IPV6_RECVTCLASS */ }, { 41, 67 /* IPV6_TCLASS */ },
+};
+const unsigned sc_sockopt_nallowed = sizeof sc_sockopt_allowed / sizeof sc_sockopt_allowed[0];
 
 const unsigned long sc_ioctl_allowed[] = {
 	TCGETS, TCSETS, TCSETSW, TCSETSF,

@@ -41,6 +41,7 @@ enum sc_cond {
 	COND_IOCTL_ALLOWED,  /* ioctl: arg1 is in the request allowlist */
 	COND_SECCOMP_NO_LISTENER, /* seccomp: no NEW_LISTENER flag */
 	COND_FCNTL_ALLOWED,  /* fcntl: arg1 is in the command allowlist (no F_SETOWN*) */
+	COND_SOCKOPT_ALLOWED, /* setsockopt: (level, option) in the allowlist */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */
@@ -104,6 +105,16 @@ const char *sc_disp_name(unsigned disp);
 extern const unsigned sc_fcntl_allowed[];
 extern const unsigned sc_fcntl_nallowed;
 
+/* The socket options that run in the kernel (COND_SOCKOPT_ALLOWED): every
+ * option of the levels in sc_sockopt_levels, and the (level, option) pairs
+ * of sc_sockopt_allowed.  The rest — an interface (SO_BINDTODEVICE),
+ * multicast membership, anything unlisted — is performed by the supervisor,
+ * which refuses the interface and multicast ones on a socket of the host's
+ * network (docs/network.md). */
+extern const int sc_sockopt_levels[];
+extern const unsigned sc_sockopt_nlevels;
+extern const struct sc_sockopt { int level, option; } sc_sockopt_allowed[];
+extern const unsigned sc_sockopt_nallowed;
 /* The ioctl requests that run in the kernel (COND_IOCTL_ALLOWED). */
 extern const unsigned long sc_ioctl_allowed[];
 extern const unsigned sc_ioctl_nallowed;

@@ -510,7 +510,7 @@ one_attempt() {
 	if ((NONROOT)); then
 		case $name in
 		host_loopback | abstract_unix | unix_path_host | udp_doc | raw_icmp | packet | dns_exfil | \
-			sockaddr_swap | scm_foreign | unspec_overflow) ;;
+			sockaddr_swap | scm_foreign | unspec_overflow | host_iface) ;;
 		*)
 			echo "SKIP esc_$name: non-root pass: network attempts only"
 			return
@@ -625,6 +625,12 @@ one_attempt() {
 		fixture=unspec_fixture state=unspec_state audit=0
 		args=(/usr/share/moat-esc-unspec /usr/share/moat-esc-unspec)
 		margs=(/usr/share/moat-esc-unspec /workspace 16 17) margs_set=1
+		;;
+	# A UDP socket connected to an allowed host port (no listener needed)
+	# lives in the host's network namespace: interface and multicast
+	# options on it must be refused.
+	host_iface)
+		args=(9) mopts=(--allow-net 127.0.0.1:9) re='setsockopt' rule='net.host-interface'
 		;;
 	# This shell holds the secret on fd 7 during both runs.
 	scm_foreign)

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +214,25 @@ START_TEST(test_conditions)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(run64(SYS_clone, SIGCHLD | bad[i], 0, 0) == RET_NOTIFY, "clone %#llx",
 			      (unsigned long long)bad[i]);
+
+	/* setsockopt: the socket's own options in the kernel; interfaces and
+	 * multicast (and anything unlisted) to the supervisor.  level and
+	 * option are ints: high bits are ignored, as the kernel does. */
+#define sockopt64(level, opt) run3(AUDIT_ARCH_X86_64, SYS_setsockopt, 3, (level), (opt), 4)
+	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_REUSEADDR), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_ATTACH_FILTER), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64(IPPROTO_TCP, TCP_NODELAY), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64(IPPROTO_TCP, 12345), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64(IPPROTO_IPV6, IPV6_V6ONLY), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64((1ULL << 32) | SOL_SOCKET, (1ULL << 40) | SO_KEEPALIVE),
+			  SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_BINDTODEVICE), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_BINDTOIFINDEX), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(IPPROTO_IP, IP_ADD_MEMBERSHIP), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(IPPROTO_IP, MCAST_JOIN_GROUP), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(SOL_SOCKET, 9999), RET_NOTIFY);
+	ck_assert_uint_eq(sockopt64(IPPROTO_IP, (1ULL << 32) | IP_ADD_MEMBERSHIP), RET_NOTIFY);
 
 	/* sendto: only without an address */
 	ck_assert_uint_eq(run64(SYS_sendto, 3, 0x1000, 0), SECCOMP_RET_ALLOW);

@@ -191,6 +191,7 @@ START_TEST(test_kernel_surface_refused)
 		{ "socket", COND_SOCKET_PLAIN }, { "socketpair", COND_AF_UNIX },
 		{ "clone", COND_NO_NS_FLAGS }, { "sendto", COND_NO_ADDR },
 		{ "ioctl", COND_IOCTL_ALLOWED }, { "seccomp", COND_SECCOMP_NO_LISTENER },
+		{ "setsockopt", COND_SOCKOPT_ALLOWED },
 	};
 	for (size_t i = 0; i < sizeof(cond) / sizeof(cond[0]); i++) {
 		const struct sc_entry *e = sc_lookup(sc_by_name(cond[i].name));
