@@ -17,6 +17,8 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libunwind-ptrace.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +83,52 @@ static void walk_end(void)
 	cur.nobj = cur.nmap = 0;
 }
 
-/* The ptrace helper for the object mapped at ip, made on first use. */
+/* ---- which objects moat parses ----
+ *
+ * libunwind parses an object's DWARF and libelf its symbol tables, in the
+ * supervisor.  An object the sandbox wrote (compiled into /tmp, dropped in
+ * a writable layer) could be crafted against those parsers, so only the
+ * host's system files are parsed: below /usr, /lib*, /bin, /sbin, owned and
+ * writable by root alone, and outside every directory the sandbox can
+ * write (stack_distrust).  A frame in any other object is shown as the
+ * object and offset, and the walk ends there. */
+
+static char distrusted[16][PATH_MAX];
+static int ndistrusted;
+
+void stack_distrust(const char *dir)
+{
+	if (ndistrusted < 16 && dir && *dir)
+		snprintf(distrusted[ndistrusted++], PATH_MAX, "%s", dir);
+}
+
+static bool trusted(const char *path)
+{
+	static const char *const sys[] = { "/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/",
+					   "/bin/", "/sbin/" };
+	bool under = false;
+	for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+		if (strncmp(path, sys[i], strlen(sys[i])) == 0)
+			under = true;
+	if (!under || strstr(path, "/../") || strstr(path, " (deleted)"))
+		return false;
+	for (int i = 0; i < ndistrusted; i++) {
+		size_t l = strlen(distrusted[i]);
+		if (strncmp(path, distrusted[i], l) == 0 && (path[l] == '/' || path[l] == '\0'))
+			return false;
+	}
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 022);
+}
+
+/* The ptrace helper for the object mapped at ip, made on first use; NULL
+ * for an object moat does not parse (the walk ends there). */
 static void *upt_for(uint64_t ip)
 {
 	int m = map_of(ip);
 	const char *path = m >= 0 ? cur.map[m].path : "";
+	if (!trusted(path))
+		return NULL;
 	for (int i = 0; i < cur.nobj; i++)
 		if (strcmp(cur.obj[i].path, path) == 0)
 			return cur.obj[i].upt;
@@ -245,7 +288,7 @@ static void obj_load(struct obj *o, int fd)
 static struct obj *obj_get(const char *file)
 {
 	struct stat st;
-	if (stat(file, &st) < 0)
+	if (!trusted(file) || stat(file, &st) < 0)
 		return NULL;
 	for (unsigned i = 0; i < nobj && i < 32; i++)
 		if (objs[i].dev == st.st_dev && objs[i].ino == st.st_ino)

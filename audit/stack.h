@@ -7,6 +7,11 @@
 #include <sys/types.h>
 
 #define STACK_FRAME_LEN 160
+
+/* Objects below `dir` (a directory the sandbox can write: moat's scratch,
+ * a --persist directory, a writable --bind source) are never parsed for
+ * unwind rules or symbols.  Up to 16. */
+void stack_distrust(const char *dir);
 #define STACK_MAX 16
 
 /* The innermost frames of thread `tid` (of process `pid`), which waits in

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/stack.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "net-stub/net.h"
@@ -413,6 +414,15 @@ static int cmd_run(int argc, char **argv)
 	}
 	umask(0); /* the sandbox's own umask is applied by each handler */
 	char err[512];
+	/* What the sandbox can write, moat never parses for a stack. */
+	stack_distrust(scratch);
+	if (persist)
+		stack_distrust(layer);
+	for (int k = 0; k < nreq; k++) {
+		char real[PATH_MAX];
+		if (req[k].kind == MNT_BIND && !req[k].ro && realpath(req[k].src, real))
+			stack_distrust(real);
+	}
 	int r = vfs_setup(&v, scratch, persist ? layer : NULL, uid, gid, req, nreq, err, sizeof err);
 	int code;
 	if (r < 0) {
