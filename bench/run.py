@@ -271,6 +271,11 @@ def main():
             ("300× fork+exec /bin/true", [f"{b}/forkexec", "300"], ["/bench/forkexec", "300"],
              bind, 5, 1, 3.0, None),
             ("run /bin/true (startup)", ["/bin/true"], ["/bin/true"], [], 30, 3, None, 0.005),
+            # issue 4: connects decided by moat, the rest in the sandbox's
+            # own network namespace (no target: measured).
+            ("300 loopback HTTP GETs", ["/usr/bin/python3", f"{ROOT}/bench/loopback_http.py"],
+             ["/usr/bin/python3", "/src/loopback_http.py"],
+             [(os.path.join(ROOT, "bench"), "/src", False)], 5, 1, None, None),
         ]
         for name, host_argv, sbx_argv, binds, runs, warmup, tratio, tabs in workloads:
             if QUICK:
