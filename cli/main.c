@@ -337,8 +337,12 @@ static int cmd_run(int argc, char **argv)
 	sb.opt.gid = gid;
 	sb.opt.audit_log = audit_log;
 	static struct sock_fprog prog;
-	prog.len = sc_filter_blob_len;
-	prog.filter = (struct sock_filter *)sc_filter_blob;
+	/* In its own network namespace (moat root) the sandbox makes TCP and
+	 * UDP sockets itself; otherwise moat makes them in the private world
+	 * (or refuses them): a socket of the host's namespace would bind a
+	 * host port on its first write. */
+	prog.len = net.mode == NET_NETNS ? sc_filter_blob_len : sc_filter_blob_inet_len;
+	prog.filter = (struct sock_filter *)(net.mode == NET_NETNS ? sc_filter_blob : sc_filter_blob_inet);
 	sb.opt.filter = &prog;
 	sb.uid = uid;
 	sb.gid = gid;

@@ -375,6 +375,7 @@ int sandbox_run(struct sandbox *sb)
 	struct pollfd pfd[4] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
 				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 } };
 	int forwarded = 0;
+	bool resweep = false;
 	while (task_count() > 0) {
 		if (sb->init_done) {
 			/* The first process is gone: nothing it started outlives it,
@@ -382,7 +383,9 @@ int sandbox_run(struct sandbox *sb)
 			proc_foreach(kill_one, NULL);
 			task_kill_unlinked();
 		}
-		int n = poll(pfd, 4, -1);
+		if (resweep)
+			resweep = net_jobs_sweep();
+		int n = poll(pfd, 4, resweep ? 100 : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -405,7 +408,7 @@ int sandbox_run(struct sandbox *sb)
 			reap(sb);
 			/* A caller that died or took a signal leaves its job
 			 * nothing to wait for. */
-			net_jobs_sweep();
+			resweep = net_jobs_sweep();
 		}
 		if (pfd[2].revents & POLLIN)
 			net_jobs_complete();

@@ -62,7 +62,13 @@ static void *run_job(void *arg)
 		syscall(SYS_setresuid, j->uid, j->uid, j->uid);
 	}
 	ssize_t r;
-	if (j->op == NJ_OPEN) {
+	pthread_mutex_lock(&j->lock);
+	bool cancelled = j->interrupted;
+	pthread_mutex_unlock(&j->lock);
+	if (cancelled) {
+		r = -1;
+		errno = EINTR;
+	} else if (j->op == NJ_OPEN) {
 		r = openat(j->sock, j->name, j->open_flags | O_NOFOLLOW | O_CLOEXEC);
 	} else if (j->op == NJ_CONNECT) {
 		r = connect(j->sock, (struct sockaddr *)&j->addr, j->addrlen);
@@ -126,19 +132,25 @@ static void unlink_job(struct net_job *j)
 		}
 }
 
-void net_jobs_sweep(void)
+bool net_jobs_sweep(void)
 {
+	bool waiting = false;
 	for (struct net_job *j = live; j; j = j->next) {
 		uint64_t id = j->id;
-		if (j->interrupted || ioctl(j->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+		if (!j->interrupted && ioctl(j->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
 			continue;
+		/* Again at every sweep until it is done: a signal that landed
+		 * before the call began to wait was lost (the thread checks
+		 * `interrupted` just before its call, which narrows that). */
 		pthread_mutex_lock(&j->lock);
+		j->interrupted = true;
 		if (!j->done) {
 			pthread_kill(j->thread, SIGURG);
-			j->interrupted = true;
+			waiting = true;
 		}
 		pthread_mutex_unlock(&j->lock);
 	}
+	return waiting;
 }
 
 void net_jobs_complete(void)

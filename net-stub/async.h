@@ -71,8 +71,9 @@ int net_job_start(struct net_job *j);
 /* Answer every finished job's notification and free it. */
 void net_jobs_complete(void);
 /* Interrupt the jobs whose caller is gone or was interrupted (its
- * notification no longer valid): their blocking call returns EINTR. */
-void net_jobs_sweep(void);
+ * notification no longer valid): their blocking call returns EINTR.  True
+ * while an interrupted job has not finished yet: sweep again soon. */
+bool net_jobs_sweep(void);
 /* Release what a job holds (for a job that was never started). */
 void net_job_free(struct net_job *j);
 

@@ -177,13 +177,16 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 		char stack[STACK_MAX][STACK_FRAME_LEN];
 	} in[16];
 	int nin = 0;
-	while (nin < 16) {
+	for (int reads = 0; nin < 16 && reads < 64; reads++) {
 		socklen_t fl = sizeof in[nin].from;
 		ssize_t len = recvfrom(n->dns_fd, in[nin].q, sizeof in[nin].q, MSG_DONTWAIT,
 				       (struct sockaddr *)&in[nin].from, &fl);
 		if (len < 0)
 			break;
 		in[nin].len = (size_t)len;
+		char qn[256], qt[12];
+		if (!dns_question(in[nin].q, in[nin].len, qn, sizeof qn, qt, sizeof qt))
+			continue; /* not a query: dropped unanswered, and not counted */
 		source_of(n, ntohs(in[nin].from.sin_port), &in[nin].pid, &in[nin].tid);
 		in[nin].nstack = 0;
 		bool rec = sb->audit && dns_may_record(n);

@@ -61,11 +61,27 @@ struct verdict sys_socket(struct call *c)
 	int family = (int)c->arg[0], type = (int)c->arg[1], proto = (int)c->arg[2];
 	int base = type & 0xf;
 	if (is_inet(family)) {
-		/* TCP and UDP never come here (the filter lets them through). */
 		snprintf(c->detail, sizeof c->detail, "family=%s type=%d protocol=%d",
 			 family == AF_INET ? "AF_INET" : "AF_INET6", base, proto);
 		if (type & ~(0xf | SOCK_NONBLOCK | SOCK_CLOEXEC))
 			return v_error(EINVAL);
+		bool tcp = base == SOCK_STREAM && (proto == 0 || proto == IPPROTO_TCP);
+		bool udp = base == SOCK_DGRAM && (proto == 0 || proto == IPPROTO_UDP);
+		if (tcp || udp) {
+			/* Only when the sandbox is not in a network namespace
+			 * of its own (the filter's variant; moat not root):
+			 * moat makes the socket in the private world, so it
+			 * never holds a port of the host's (a UDP socket binds
+			 * one on its first write, whatever the address). */
+			struct net *n = c->sb->net;
+			if (n->mode == NET_NONE && udp)
+				return v_deny(EACCES, "net.no-private-loopback");
+			int s = net_socket(n, c->sb, n->mode != NET_NONE, family, type & ~SOCK_CLOEXEC,
+					   proto);
+			if (s < 0)
+				return v_error(-s);
+			return v_fd(s, type & SOCK_CLOEXEC ? O_CLOEXEC : 0);
+		}
 		/* What Linux tells a process without CAP_NET_RAW, and one
 		 * outside net.ipv4.ping_group_range. */
 		if (base == SOCK_RAW || base == SOCK_PACKET)
@@ -688,24 +704,31 @@ static bool reaches_interfaces(int level, int opt)
 		return opt == SO_BINDTODEVICE || opt == SO_BINDTOIFINDEX;
 	if (level == IPPROTO_IP)
 		return (opt >= IP_MULTICAST_IF && opt <= IP_DROP_SOURCE_MEMBERSHIP) ||
-		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IP_MULTICAST_ALL;
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IP_MULTICAST_ALL ||
+		       opt == IP_UNICAST_IF;
 	if (level == IPPROTO_IPV6)
 		return (opt >= IPV6_MULTICAST_IF && opt <= IPV6_DROP_MEMBERSHIP) ||
 		       opt == IPV6_JOIN_ANYCAST || opt == IPV6_LEAVE_ANYCAST ||
-		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IPV6_MULTICAST_ALL;
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IPV6_MULTICAST_ALL ||
+		       opt == IPV6_UNICAST_IF || opt == IPV6_PKTINFO;
 	return false;
 }
 
-/* An option outside the filter's allowlist: performed on the sandbox's
- * socket from a copy of its value (the listed ones that carry a pointer,
- * SO_ATTACH_FILTER's, run in the kernel), with no capability; the interface
- * and multicast options only on a socket of the private world. */
+/* An option outside the filter's allowlist.  moat performs only the
+ * interface and multicast ones (values without pointers), and only on a
+ * socket of the private world; everything else is refused ENOPROTOOPT:
+ * an option moat performed would act with moat's memory (a value holding a
+ * pointer — iptables' counters — would have the kernel write into it) and,
+ * without root, with moat's standing as owner of the private world's
+ * namespace (CAP_NET_ADMIN there). */
 struct verdict sys_setsockopt(struct call *c)
 {
 	int level = (int)c->arg[1], opt = (int)c->arg[2];
 	socklen_t len = (socklen_t)c->arg[4];
 	static char buf[4096];
 	snprintf(c->detail, sizeof c->detail, "level=%d option=%d", level, opt);
+	if (!reaches_interfaces(level, opt))
+		return v_deny(ENOPROTOOPT, "net.sockopt");
 	if (len > sizeof buf)
 		return v_error(ENOBUFS);
 	if (len && call_read(c, c->arg[3], buf, len) < 0)
@@ -713,8 +736,7 @@ struct verdict sys_setsockopt(struct call *c)
 	int s = call_getfd(c, (int)c->arg[0]);
 	if (s < 0)
 		return v_error(EBADF);
-	if (reaches_interfaces(level, opt) && net_world(c->sb->net, s) != 1 &&
-	    is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
+	if (net_world(c->sb->net, s) != 1 && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
 		close(s);
 		return v_deny(EPERM, "net.host-interface");
 	}

@@ -1,5 +1,6 @@
 /* Building the seccomp BPF program from sc_table (see filter.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -166,6 +167,9 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 }
 
 /* The libseccomp context for the whole table.  0 or -errno. */
+/* The variant being built: with inet sockets supervised (see filter.h). */
+static bool inet_supervised;
+
 static int filter_ctx(scmp_filter_ctx *out)
 {
 	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
@@ -198,7 +202,8 @@ static int filter_ctx(scmp_filter_ctx *out)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 			break;
 		case SC_KERNEL_IF:
-			rc = add_cond(ctx, nr, e->cond);
+			rc = add_cond(ctx, nr,
+				      inet_supervised && e->cond == COND_SOCKET_PLAIN ? COND_AF_UNIX : e->cond);
 			break;
 		case SC_TRACE:
 			rc = seccomp_rule_add(ctx, SCMP_ACT_TRACE(SC_TRACE_DATA), nr, 0);
@@ -264,9 +269,16 @@ static int export(int (*fn)(const scmp_filter_ctx, int), void **buf, size_t *len
 
 int sc_filter_build(struct sock_fprog *prog)
 {
+	return sc_filter_build_variant(prog, false);
+}
+
+int sc_filter_build_variant(struct sock_fprog *prog, bool inet_sockets_supervised)
+{
 	_cleanup_free_ void *buf = NULL;
 	size_t len = 0;
+	inet_supervised = inet_sockets_supervised;
 	int rc = export(seccomp_export_bpf, &buf, &len);
+	inet_supervised = false;
 	if (rc < 0)
 		return rc;
 	if (len == 0 || len % sizeof(struct sock_filter))

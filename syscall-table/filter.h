@@ -14,6 +14,7 @@
 #ifndef MOAT_FILTER_H
 #define MOAT_FILTER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/filter.h>
 #include <sched.h>
@@ -38,12 +39,19 @@
  * success prog->filter is a malloc'd array the caller frees; on failure
  * `prog` is left untouched. */
 int sc_filter_build(struct sock_fprog *prog);
+/* The same, or (inet_sockets_supervised) the variant for a sandbox that is
+ * not inside a network namespace of its own (moat not root): there every
+ * socket() but AF_UNIX goes to the supervisor, which makes TCP and UDP
+ * sockets in the private world itself (net-stub). */
+int sc_filter_build_variant(struct sock_fprog *prog, bool inet_sockets_supervised);
 
 /* The same program, built by `make` (syscall-table/gen/filter_gen.c):
  * moat starts from it instead of paying libseccomp at every run.  Only
  * cli/main.c links it; tests compare it with a fresh sc_filter_build(). */
 extern const struct sock_filter sc_filter_blob[];
 extern const unsigned short sc_filter_blob_len;
+extern const struct sock_filter sc_filter_blob_inet[];  /* the variant */
+extern const unsigned short sc_filter_blob_inet_len;
 
 /* Write libseccomp's pseudo-filter-code text of the same program to `out`
  * (for debugging and `moat` dumps).  Returns 0 or -errno. */

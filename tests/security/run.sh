@@ -510,7 +510,8 @@ one_attempt() {
 	if ((NONROOT)); then
 		case $name in
 		host_loopback | abstract_unix | unix_path_host | udp_doc | raw_icmp | packet | dns_exfil | \
-			sockaddr_swap | scm_foreign | unspec_overflow | host_iface) ;;
+			sockaddr_swap | scm_foreign | unspec_overflow | host_iface | udp_autobind | \
+			sockopt_moat) ;;
 		*)
 			echo "SKIP esc_$name: non-root pass: network attempts only"
 			return
@@ -632,6 +633,21 @@ one_attempt() {
 	host_iface)
 		args=(9) mopts=(--allow-net 127.0.0.1:9) re='setsockopt' rule='net.host-interface'
 		;;
+	# A UDP socket written to without an address is bound by the kernel
+	# itself; udp_spray.py (the outside party, loopback only, only to
+	# sockets of this pid namespace) sends the token to every such port.
+	# Under moat the socket is in the sandbox's own namespace, unseen by
+	# the spray: held by construction, no denial (audit=0).
+	udp_autobind)
+		python3 "$ROOT/tests/security/udp_spray.py" 30 </dev/null >/dev/null 2>&1 &
+		FIXTURE_PIDS+=("$!")
+		disown "$!"
+		args=(5) audit=0
+		;;
+	# An option moat would perform with its own memory and standing
+	# (iptables' replace).  Never natively (the host's firewall): --native
+	# answers UNSUPPORTED.
+	sockopt_moat) args=(--native) margs=(--moat) margs_set=1 re='setsockopt' rule='net.sockopt' ;;
 	# This shell holds the secret on fd 7 during both runs.
 	scm_foreign)
 		exec 7<"$SECRET" || { echo "FAIL esc_$name: fixture"; return; }

@@ -478,6 +478,16 @@ START_TEST(test_blob_is_current)
 	ck_assert_uint_eq(fresh.len, sc_filter_blob_len);
 	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob, fresh.len * sizeof fresh.filter[0]), 0);
 	free(fresh.filter);
+	ck_assert_int_eq(sc_filter_build_variant(&fresh, true), 0);
+	ck_assert_uint_eq(fresh.len, sc_filter_blob_inet_len);
+	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob_inet, fresh.len * sizeof fresh.filter[0]), 0);
+	/* the variant sends TCP/UDP socket() to the supervisor, AF_UNIX not */
+	struct seccomp_data d = { .nr = SYS_socket, .arch = AUDIT_ARCH_X86_64,
+				  .args = { AF_INET, SOCK_STREAM, 0, 0, 0, 0 } };
+	ck_assert_uint_eq(eval(&fresh, &d), RET_NOTIFY);
+	d.args[0] = AF_UNIX;
+	ck_assert_uint_eq(eval(&fresh, &d), SECCOMP_RET_ALLOW);
+	free(fresh.filter);
 }
 END_TEST
 
