@@ -25,7 +25,18 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <xxhash.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
 
 /* The thread being walked (the supervisor walks one at a time). */
 #define MAX_MAPS 1024
@@ -395,11 +406,222 @@ int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], 
 	return stack_capture_sp(pid, tid, pc, sp, frames, max);
 }
 
+/* What the walker may do: read the sandbox's memory, read files,
+ * map memory without execution, write its answer, exit.  Anything else
+ * fails EPERM.  Built once (libseccomp is slow), loaded in each child. */
+static struct sock_fprog contain_prog;
+
+static int contain_build(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!ctx)
+		return -1;
+	static const int plain[] = {
+		SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(close),
+		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek), SCMP_SYS(munmap),
+		SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(mremap), SCMP_SYS(futex),
+		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
+		SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(clock_gettime),
+		SCMP_SYS(rt_sigprocmask), SCMP_SYS(getrandom),
+	};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof plain / sizeof plain[0]; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+	/* open read-only only; map and protect without PROT_EXEC */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	/* process_vm_readv: the kernel's ptrace checks decide whose memory
+	 * (the walker holds CAP_SYS_PTRACE and nothing else: what it could
+	 * read reaches only moat, as return addresses in the audit log). */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(process_vm_readv), 0);
+	void *buf = NULL;
+	size_t len = 0;
+	int fd = rc == 0 ? memfd_create("moat-stack-filter", MFD_CLOEXEC) : -1;
+	if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
+		off_t sz = lseek(fd, 0, SEEK_END);
+		if (sz > 0 && (buf = malloc((size_t)sz)) && pread(fd, buf, (size_t)sz, 0) == sz)
+			len = (size_t)sz;
+	}
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(ctx);
+	if (!len) {
+		free(buf);
+		return -1;
+	}
+	contain_prog.len = (unsigned short)(len / sizeof(struct sock_filter));
+	contain_prog.filter = buf;
+	return 0;
+}
+
+/* The walks run in a process of moat's that can do nothing else:
+ * libunwind parses DWARF read from the sandbox's memory (and, by its ptrace
+ * helpers, files named by a maps file the sandbox can change at will), so a
+ * crafted object or a race could aim the parser at moat.  The walker keeps
+ * only CAP_SYS_PTRACE (to read the sandbox's memory when it runs as another
+ * uid), no new privileges, the filter above, 256 MiB, and is killed when a
+ * walk takes over 300 ms (a new one starts at the next walk).  One walker
+ * serves every walk of the run, so its caches stay warm. */
+struct walk_req {
+	int32_t pid, tid, max;
+	uint64_t ip, sp;
+};
+
+static int walker_in = -1, walker_out = -1;
+static pid_t walker_pid;
+
+static void walker_main(int in, int out)
+{
+	struct walk_req rq;
+	unw_addr_space_t as = unw_create_addr_space(&accessors, 0);
+	if (!as)
+		_exit(1);
+	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+	uint64_t last = 0;
+	while (read(in, &rq, sizeof rq) == (ssize_t)sizeof rq) {
+		uint64_t res[STACK_MAX + 1];
+		int max = rq.max < STACK_MAX ? rq.max : STACK_MAX;
+		cur.pid = rq.pid;
+		cur.tid = rq.tid;
+		cur.ip = rq.ip;
+		cur.sp = rq.sp;
+		maps_read();
+		/* Unwind rules are cached by address alone: kept only while the
+		 * process and its mappings stay the same. */
+		uint64_t sig = (uint64_t)rq.pid;
+		for (int i = 0; i < cur.nmap; i++)
+			sig = XXH3_64bits_withSeed(cur.map[i].path, strlen(cur.map[i].path),
+						   sig ^ cur.map[i].lo ^ (cur.map[i].off << 1));
+		if (sig != last)
+			unw_flush_cache(as, 0, 0);
+		last = sig;
+		int n = 0;
+		unw_cursor_t c;
+		if (unw_init_remote(&c, as, NULL) == 0) {
+			do {
+				unw_word_t pc;
+				if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || pc == 0)
+					break;
+				res[1 + n++] = pc;
+			} while (n < max && unw_step(&c) > 0);
+		}
+		walk_end();
+		res[0] = (uint64_t)n;
+		if (write(out, res, (size_t)(n + 1) * sizeof res[0]) < 0)
+			break;
+	}
+	_exit(0);
+}
+
+static void walker_stop(void)
+{
+	if (walker_pid > 0) {
+		kill(walker_pid, SIGKILL);
+		waitpid(walker_pid, NULL, WNOHANG);
+	}
+	if (walker_in >= 0)
+		close(walker_in);
+	if (walker_out >= 0)
+		close(walker_out);
+	walker_in = walker_out = -1;
+	walker_pid = 0;
+}
+
+static int walker_start(void)
+{
+	if (!contain_prog.len && contain_build() < 0)
+		return -1;
+	int req[2], res[2];
+	if (pipe2(req, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(res, O_CLOEXEC) < 0) {
+		close(req[0]);
+		close(req[1]);
+		return -1;
+	}
+	pid_t parent = getpid();
+	pid_t c = fork();
+	if (c < 0) {
+		close(req[0]), close(req[1]), close(res[0]), close(res[1]);
+		return -1;
+	}
+	if (c == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		/* Nothing of moat's but the two pipes (as 3 and 4) and 0-2. */
+		if (dup2(req[0], 3) < 0 || dup2(res[1], 4) < 0)
+			_exit(1);
+		syscall(SYS_close_range, 5, ~0U, 0);
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2] = { 0 };
+		if (geteuid() == 0)
+			d[0].effective = d[0].permitted = 1u << CAP_SYS_PTRACE;
+		for (int k = 0; k <= 63; k++)
+			if (k != CAP_SYS_PTRACE)
+				prctl(PR_CAPBSET_DROP, k, 0, 0, 0);
+		struct rlimit as = { 256u << 20, 256u << 20 };
+		if (syscall(SYS_capset, &h, d) < 0 || setrlimit(RLIMIT_AS, &as) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &contain_prog) < 0)
+			_exit(1);
+		walker_main(3, 4);
+	}
+	close(req[0]);
+	close(res[1]);
+	walker_in = req[1];
+	walker_out = res[0];
+	walker_pid = c;
+	return 0;
+}
+
+/* The return addresses of the thread, from the walker.  0 on any trouble
+ * (and the walker is replaced). */
+static int walk_contained(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, uint64_t *pcs, int max)
+{
+	if (walker_pid <= 0 && walker_start() < 0)
+		return 0;
+	struct walk_req rq = { pid, tid, max, ip, sp };
+	if (write(walker_in, &rq, sizeof rq) != (ssize_t)sizeof rq) {
+		walker_stop();
+		return 0;
+	}
+	uint64_t in[STACK_MAX + 1];
+	size_t got = 0, want = sizeof in[0];
+	struct pollfd pf = { walker_out, POLLIN, 0 };
+	while (got < want && poll(&pf, 1, 300) > 0) {
+		ssize_t r = read(walker_out, (char *)in + got, sizeof in - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (got >= sizeof in[0]) {
+			if (in[0] > STACK_MAX || (int)in[0] > max)
+				break;
+			want = (size_t)(in[0] + 1) * sizeof in[0];
+		}
+	}
+	if (got < want || got < sizeof in[0]) {
+		walker_stop(); /* slow, dead or confused: a new one next time */
+		return 0;
+	}
+	int n = (int)in[0];
+	memcpy(pcs, in + 1, (size_t)n * sizeof *pcs);
+	return n;
+}
+
 int stack_capture_sp(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, char frames[][STACK_FRAME_LEN],
 		     int max)
 {
-	static unw_addr_space_t as;
-	if (!as) {
+	static bool init;
+	if (!init) {
 		elf_version(EV_CURRENT);
 		accessors = (unw_accessors_t){
 			.find_proc_info = find_proc_info,
@@ -411,40 +633,18 @@ int stack_capture_sp(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, char frames
 			.resume = acc_resume,
 			.get_proc_name = get_name,
 		};
-		as = unw_create_addr_space(&accessors, 0);
-		if (!as)
-			return 0;
-		unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+		init = true;
 	}
+	uint64_t pcs[STACK_MAX];
+	int n = walk_contained(pid, tid, ip, sp, pcs, max);
+	/* Names: the maps as they are now, objects that pass trusted() only,
+	 * read by moat itself (libelf on the host's system files). */
 	cur.pid = pid;
-	cur.tid = tid;
-	cur.ip = ip;
-	cur.sp = sp;
 	maps_read();
-	/* Cached unwind rules are keyed by address alone: another process,
-	 * or this one after an exec or a dlopen, may hold something else
-	 * there.  The cache lives only while the mappings stay the same. */
-	static uint64_t last;
-	uint64_t sig = (uint64_t)pid;
-	for (int i = 0; i < cur.nmap; i++)
-		sig = XXH3_64bits_withSeed(cur.map[i].path, strlen(cur.map[i].path),
-					   sig ^ cur.map[i].lo ^ (cur.map[i].off << 1));
-	if (sig != last)
-		unw_flush_cache(as, 0, 0);
-	last = sig;
-	int n = 0;
-	unw_cursor_t c;
-	if (unw_init_remote(&c, as, NULL) == 0) {
-		do {
-			unw_word_t pc;
-			if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || pc == 0)
-				break;
-			/* A return address points after its call: look up the
-			 * call itself (pc - 1) for every frame but the first. */
-			frame_of(n ? pc - 1 : pc, frames[n], STACK_FRAME_LEN);
-			n++;
-		} while (n < max && unw_step(&c) > 0);
-	}
+	for (int i = 0; i < n; i++)
+		/* A return address points after its call: look up the call
+		 * itself (pc - 1) for every frame but the first. */
+		frame_of(i ? pcs[i] - 1 : pcs[i], frames[i], STACK_FRAME_LEN);
 	walk_end();
 	return n;
 }
