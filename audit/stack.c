@@ -35,6 +35,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/seccomp.h>
 #include <linux/filter.h>
 
@@ -417,7 +418,7 @@ static int contain_build(void)
 	if (!ctx)
 		return -1;
 	static const int plain[] = {
-		SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(write), SCMP_SYS(close),
+		SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close),
 		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek), SCMP_SYS(munmap),
 		SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(mremap), SCMP_SYS(futex),
 		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
@@ -427,6 +428,9 @@ static int contain_build(void)
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sizeof plain / sizeof plain[0]; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+	/* write: its answer pipe (fd 4) only */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, 4));
 	/* open read-only only; map and protect without PROT_EXEC */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
@@ -477,6 +481,17 @@ struct walk_req {
 
 static int walker_in = -1, walker_out = -1;
 static pid_t walker_pid;
+static uid_t walker_uid = 65534;
+static gid_t walker_gid = 65534;
+
+void stack_walker_ids(uid_t uid, gid_t gid)
+{
+	walker_uid = uid;
+	walker_gid = gid;
+}
+/* Walkers that died or stalled: past 5 the run goes on without stacks
+ * (a sandbox crafting objects that crash the walker gets no fork storm). */
+static unsigned walker_failures;
 
 static void walker_main(int in, int out)
 {
@@ -521,18 +536,34 @@ static void walker_main(int in, int out)
 	_exit(0);
 }
 
+static int walker_pidfd = -1;
+
 static void walker_stop(void)
 {
-	if (walker_pid > 0) {
-		kill(walker_pid, SIGKILL);
-		waitpid(walker_pid, NULL, WNOHANG);
+	walker_failures++;
+	/* Through its pidfd: the loop's waitpid(-1) may have reaped it and
+	 * its pid be another process's by now. */
+	if (walker_pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, walker_pidfd, SIGKILL, NULL, 0);
+		close(walker_pidfd);
 	}
+	if (walker_pid > 0)
+		waitpid(walker_pid, NULL, WNOHANG);
 	if (walker_in >= 0)
 		close(walker_in);
 	if (walker_out >= 0)
 		close(walker_out);
-	walker_in = walker_out = -1;
+	walker_in = walker_out = walker_pidfd = -1;
 	walker_pid = 0;
+}
+
+bool stack_walker_reaped(pid_t pid)
+{
+	if (pid <= 0 || pid != walker_pid)
+		return false;
+	walker_pid = 0; /* reaped: its pid is free; stop() only closes */
+	walker_stop();
+	return true;
 }
 
 static int walker_start(void)
@@ -557,18 +588,40 @@ static int walker_start(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
-		/* Nothing of moat's but the two pipes (as 3 and 4) and 0-2. */
-		if (dup2(req[0], 3) < 0 || dup2(res[1], 4) < 0)
+		/* Nothing of moat's but the two pipes (as 3 and 4); 0-2 are
+		 * /dev/null, not moat's terminal. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(req[0], 3) < 0 || dup2(res[1], 4) < 0 || dup2(null, 0) < 0 ||
+		    dup2(null, 1) < 0 || dup2(null, 2) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 5, ~0U, 0);
 		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 		struct __user_cap_data_struct d[2] = { 0 };
-		if (geteuid() == 0)
+		bool root = geteuid() == 0;
+		if (root) {
+			/* Everything moat may raise, for the bounding set's drop;
+			 * then the sandbox's uid, keeping CAP_SYS_PTRACE alone: its
+			 * opens are what the sandbox could read itself. */
+			if (syscall(SYS_capget, &h, d) < 0)
+				_exit(1);
+			d[0].effective = d[0].permitted, d[1].effective = d[1].permitted;
+			if (syscall(SYS_capset, &h, d) < 0)
+				_exit(1);
+			for (int k = 0; k <= 63; k++)
+				if (k != CAP_SYS_PTRACE && prctl(PR_CAPBSET_DROP, k, 0, 0, 0) < 0 && errno != EINVAL)
+					_exit(1);
+			if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+			    syscall(SYS_setgroups, 0, NULL) < 0 ||
+			    syscall(SYS_setresgid, walker_gid, walker_gid, walker_gid) < 0 ||
+			    syscall(SYS_setresuid, walker_uid, walker_uid, walker_uid) < 0)
+				_exit(1);
+			memset(d, 0, sizeof d);
 			d[0].effective = d[0].permitted = 1u << CAP_SYS_PTRACE;
-		for (int k = 0; k <= 63; k++)
-			if (k != CAP_SYS_PTRACE)
-				prctl(PR_CAPBSET_DROP, k, 0, 0, 0);
+		}
 		struct rlimit as = { 256u << 20, 256u << 20 };
+#if defined(__SANITIZE_ADDRESS__)
+		as.rlim_cur = as.rlim_max = RLIM_INFINITY; /* ASan's shadow is terabytes */
+#endif
 		if (syscall(SYS_capset, &h, d) < 0 || setrlimit(RLIMIT_AS, &as) < 0 ||
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &contain_prog) < 0)
@@ -580,14 +633,24 @@ static int walker_start(void)
 	walker_in = req[1];
 	walker_out = res[0];
 	walker_pid = c;
+	walker_pidfd = (int)syscall(SYS_pidfd_open, c, 0);
+	/* A walker that stops reading must not block moat. */
+	fcntl(walker_in, F_SETFL, O_NONBLOCK);
 	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* The return addresses of the thread, from the walker.  0 on any trouble
  * (and the walker is replaced). */
 static int walk_contained(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, uint64_t *pcs, int max)
 {
-	if (walker_pid <= 0 && walker_start() < 0)
+	if (walker_failures > 5 || (walker_pid <= 0 && walker_start() < 0))
 		return 0;
 	struct walk_req rq = { pid, tid, max, ip, sp };
 	if (write(walker_in, &rq, sizeof rq) != (ssize_t)sizeof rq) {
@@ -597,7 +660,11 @@ static int walk_contained(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, uint64
 	uint64_t in[STACK_MAX + 1];
 	size_t got = 0, want = sizeof in[0];
 	struct pollfd pf = { walker_out, POLLIN, 0 };
-	while (got < want && poll(&pf, 1, 300) > 0) {
+	/* One deadline for the whole answer: a walker dribbling bytes must
+	 * not hold the loop. */
+	uint64_t deadline = now_ms() + 300;
+	int left;
+	while (got < want && (left = (int)(deadline - now_ms())) > 0 && poll(&pf, 1, left) > 0) {
 		ssize_t r = read(walker_out, (char *)in + got, sizeof in - got);
 		if (r <= 0)
 			break;

@@ -3,6 +3,7 @@
 #ifndef MOAT_STACK_H
 #define MOAT_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -12,6 +13,11 @@
  * a --persist directory, a writable --bind source) are never parsed for
  * unwind rules or symbols.  Up to 16. */
 void stack_distrust(const char *dir);
+/* The ids the stack walker runs as when moat is root: the sandbox's (it
+ * opens what the sandbox could read, and nothing more). */
+void stack_walker_ids(uid_t uid, gid_t gid);
+/* The loop reaped `pid`: true (and forgotten) when it was the walker. */
+bool stack_walker_reaped(pid_t pid);
 #define STACK_MAX 16
 
 /* The innermost frames of thread `tid` (of process `pid`), which waits in

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/report.h"
 #include "audit/stack.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
@@ -42,6 +44,13 @@ static void usage(FILE *f)
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
 	      "  --hostname NAME     the sandbox's host name (default moat)\n"
+	      "  --time-limit SEC    CPU time of all sandbox processes together (TO)\n"
+	      "  --wall-time-limit SEC  wall time from the first exec (TW)\n"
+	      "  --memory-limit SIZE resident memory of all processes together (ML; K, M, G)\n"
+	      "  --pids-limit N      processes alive at once (PL)\n"
+	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
+	      "  --kill-grace SEC    SIGTERM, then SIGKILL after SEC (default 0.5)\n"
+	      "  --report FILE       write the run report (JSON) to FILE; - for stderr\n"
 	      "  --allow-net RULE    let the sandbox reach RULE: HOST[:PORT], ADDR[/LEN][:PORT]\n"
 	      "                      or [ADDR6[/LEN]][:PORT]; PORT may be N, N-M or *; host\n"
 	      "                      names are resolved once, at start (repeatable)\n"
@@ -174,6 +183,8 @@ static int cmd_run(int argc, char **argv)
 	bool uid_set = false;
 	static struct net net;
 	char neterr[512];
+	struct limits lim = { .grace_s = 0.5 };
+	const char *report = NULL;
 
 	static char envbuf[MAX_ENV][4096];
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
@@ -199,7 +210,11 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv") ||
 		    !strcmp(a, "--overlay"))
 			need = 2;
-		else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-policy"))
+		else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-policy") ||
+			 !strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
+			 !strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit") ||
+			 !strcmp(a, "--file-size-limit") || !strcmp(a, "--open-files-limit") ||
+			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report"))
 			need = 1;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
@@ -282,6 +297,37 @@ static int cmd_run(int argc, char **argv)
 				return die("--hostname: not a valid host name%s", "",
 					   "give 1 to 64 characters of A-Z a-z 0-9 . -");
 			hostname = x;
+		} else if (!strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
+			   !strcmp(a, "--kill-grace")) {
+			char *end;
+			errno = 0;
+			double s = strtod(x, &end);
+			if (errno || end == x || *end || s < 0 || s > 1e7 || (s == 0 && a[2] != 'k'))
+				return die("%s: expected a number of seconds (0.5, 10)", a, x);
+			if (a[2] == 't')
+				lim.cpu_s = s;
+			else if (a[2] == 'w')
+				lim.wall_s = s;
+			else
+				lim.grace_s = s;
+		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit")) {
+			unsigned long long b;
+			if (parse_size(x, &b) < 0 || b == 0)
+				return die("%s: expected a positive number of bytes (K, M, G suffixes)", a, x);
+			if (a[2] == 'm')
+				lim.mem_bytes = b;
+			else
+				lim.fsize_bytes = b;
+		} else if (!strcmp(a, "--pids-limit") || !strcmp(a, "--open-files-limit")) {
+			unsigned v;
+			if (parse_id(x, &v) < 0 || v == 0 || v > 1000000)
+				return die("%s: expected a positive count", a, x);
+			if (a[2] == 'p')
+				lim.pids = v;
+			else
+				lim.nofile = v;
+		} else if (!strcmp(a, "--report")) {
+			report = x;
 		} else if (!strcmp(a, "--allow-net")) {
 			if (net_policy_add(&net, x, neterr, sizeof neterr) < 0)
 				return die("%s", neterr, NULL);
@@ -329,6 +375,7 @@ static int cmd_run(int argc, char **argv)
 
 	static struct sandbox sb;
 	sb.net = &net;
+	sb.lim = lim;
 	static struct vfs v;
 	sb.opt.argv = argv + i;
 	sb.opt.chdir = chdir_to;
@@ -419,6 +466,7 @@ static int cmd_run(int argc, char **argv)
 	umask(0); /* the sandbox's own umask is applied by each handler */
 	char err[512];
 	/* What the sandbox can write, moat never parses for a stack. */
+	stack_walker_ids(uid, gid);
 	stack_distrust(scratch);
 	if (persist)
 		stack_distrust(layer);
@@ -448,6 +496,13 @@ static int cmd_run(int argc, char **argv)
 			vfs_path_release(&p);
 	}
 	vfs_teardown(&v);
+	if (report) {
+		if (!sb.res.status[0]) /* moat failed before the run */
+			snprintf(sb.res.status, sizeof sb.res.status, "XX");
+		int rr = report_write(report, &sb, sb.init_status, code, MOAT_VERSION);
+		if (rr < 0)
+			fprintf(stderr, "moat: --report %s: %s\n", report, strerror(-rr));
+	}
 	if (sb.audit)
 		audit_net_summary(sb.audit, &net);
 	net_summary(&net, stderr);
@@ -467,6 +522,10 @@ int main(int argc, char **argv)
 	for (int fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
 			return 125;
+	/* A write of moat's to a reader that went away (the stack walker, an
+	 * audit log on a pipe) is an error to handle, not moat's death (and
+	 * the sandbox's with it).  The sandbox gets the default back. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 125;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/stack.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
@@ -135,12 +136,19 @@ static void child_fail(int fd, const char *what)
 	_exit(125);
 }
 
+/* The bounding set first, while CAP_SETPCAP is still held (before the
+ * uid switch clears it); then the ambient and the three sets. */
+static void drop_bounding(void)
+{
+	for (int c = 0; c <= 63; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+}
+
 static void drop_caps(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	for (int c = 0; c <= 63; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	drop_bounding();
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	syscall(SYS_capset, &h, d);
 }
@@ -181,11 +189,13 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 		child_fail(fd_wr, "chdir");
 	if (geteuid() == 0) {
 		gid_t g = sb->gid;
+		drop_bounding();
 		if (setgroups(1, &g) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
 		    setresuid(sb->uid, sb->uid, sb->uid) < 0)
 			child_fail(fd_wr, "setuid");
 	}
 	drop_caps();
+	limits_child(&sb->lim);
 	/* The kernel writes a core by core_pattern, which may be a host path
 	 * outside the view: no cores from the sandbox. */
 	struct rlimit nocore = { 0, 0 };
@@ -211,6 +221,8 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	close(fd_wr);
 	close(sync_rd);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	signal(SIGPIPE, SIG_DFL); /* moat ignores it; an ignored signal would
+				   * stay ignored across exec */
 	extern char **environ;
 	environ = sb->opt.env;
 	/* Every exec, the first included, stops in the tracer (rule 7). */
@@ -242,8 +254,12 @@ static void reap(struct sandbox *sb)
 {
 	int status;
 	pid_t pid;
-	while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
+		/* moat's own helpers are not the sandbox's. */
+		if (stack_walker_reaped(pid) || pid == sb->net->factory_pid)
+			continue;
 		trace_status(sb, pid, status);
+	}
 }
 
 static int exit_code(struct sandbox *sb)
@@ -354,6 +370,7 @@ int sandbox_run(struct sandbox *sb)
 	if (write(sync[1], "g", 1) != 1)
 		return 125;
 	close(sync[1]);
+	sb->res.t0_ns = limits_now();
 	/* The child is in it now: removed, the kernel cwd names nothing. */
 	rmdir(empty);
 	close(fdp[0]);
@@ -385,7 +402,10 @@ int sandbox_run(struct sandbox *sb)
 		}
 		if (resweep)
 			resweep = net_jobs_sweep();
-		int n = poll(pfd, 4, resweep ? 100 : -1);
+		bool watch = limits_watched(&sb->lim) || sb->res.stopping;
+		int n = poll(pfd, 4, watch ? 10 : resweep ? 100 : -1);
+		if (watch)
+			limits_tick(sb);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -429,5 +449,6 @@ int sandbox_run(struct sandbox *sb)
 		;
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	limits_finish(sb, sb->init_status, false);
 	return exit_code(sb);
 }

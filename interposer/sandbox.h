@@ -9,6 +9,7 @@
 
 #include <linux/filter.h>
 
+#include "interposer/limits.h"
 #include "syscall-table/table.h"
 
 struct vfs;
@@ -41,6 +42,8 @@ struct sandbox {
 	char id[17];              /* random id: abstract socket namespace */
 	uint64_t supervised[SC_NCLASS];
 	uint64_t denied[SC_NCLASS];
+	struct limits lim;        /* what the run may use (cli) */
+	struct run_result res;    /* what it came to (interposer/limits.c) */
 };
 
 /* Supervisor credentials: host file operations for the sandbox run with

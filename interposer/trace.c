@@ -36,7 +36,6 @@ static void resume(pid_t pid, int sig)
 
 static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int event)
 {
-	(void)sb;
 	/* The flags of a clone(2), whatever event reports it: the kernel
 	 * says FORK for any clone whose exit signal is SIGCHLD, so
 	 * clone(CLONE_FS|SIGCHLD) arrives as a fork and must still share. */
@@ -58,6 +57,7 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 			return;
 		}
 		snprintf(np->exe, sizeof np->exe, "%s", pp->exe);
+		limits_proc_born(sb);
 	}
 	if (!t) {
 		t = task_add(child, np);

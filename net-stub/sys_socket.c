@@ -565,6 +565,20 @@ struct verdict sys_connect(struct call *c)
 		return deny_addr_family(c, &ss, len);
 	}
 	struct unix_target t = { .hold = -1 };
+	if (ss.ss_family == AF_UNSPEC && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN)) &&
+	    sock_int(s, SOL_SOCKET, SO_TYPE) == SOCK_DGRAM && net_world(c->sb->net, s) != 1) {
+		/* Dissolving the association of a UDP socket moat put in the
+		 * host's namespace would leave it unconnected there, and its
+		 * next write would bind a host port: it goes back to the private
+		 * world instead, unconnected, as the call asks. */
+		int ns = other_world(c, s, true);
+		close(s);
+		if (ns < 0)
+			return ns == -EACCES ? v_deny(EACCES, "net.no-private-loopback") : v_error(-ns);
+		int r = install(c, ns, fd);
+		close(ns);
+		return r < 0 ? v_error(-r) : v_value(0);
+	}
 	if (ss.ss_family != AF_UNIX) {
 		/* Dissolve a UDP association in the socket's own world, or
 		 * a netlink socket's peer in the private one. */

@@ -424,6 +424,50 @@ print(r.stdout + r.stderr)' 2>"$W/pip.err")
     report pip-offline "$msg"
 fi
 
+# --- limits and the run report (issue 5, docs/limits.md) -------------------
+# Each verdict with a real offender, checked in the report; under moat only.
+if want limits; then
+    msg=""
+    lim() { # name "expectations" moat-options... -- cmd...
+        local name=$1 exp=$2 out
+        shift 2
+        timeout -k 5 60 "$MOAT" run --report "$W/$name.report" "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err"
+        echo $? >"$W/$name.rc"
+        # shellcheck disable=SC2086
+        out=$($PY "$ROOT/tests/compat/report_check.py" "$W/$name.report" $exp 2>&1)
+        [ -z "$out" ] || msg="$msg; $name: $out"
+    }
+    lim to "status=TO limit=time time>=1.0 time<=1.1 killed=true" \
+        --time-limit 1 -- python3 -c 'while True: pass'
+    lim tw "status=TW limit=wall-time time-wall>=1.0 time-wall<=1.5" \
+        --wall-time-limit 1 -- python3 -c 'import time; time.sleep(100)'
+    before=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+    lim ml "status=ML limit=memory exitsig=9" --memory-limit 128M -- python3 -c '
+b = bytearray()
+while len(b) < 256 * 2**20:
+    b += b"x" * 2**20'
+    after=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+    [ $((before - after)) -lt 102400 ] || msg="$msg; ml: the host has $(( (before - after) / 1024 )) MB less available"
+    t0=$(date +%s)
+    lim pl "status=PL limit=processes" --pids-limit 40 -- sh -c 'b() { b & b & wait; }; b; : moat-forkbomb-marker'
+    [ $(( $(date +%s) - t0 )) -lt 20 ] || msg="$msg; pl: the fork bomb took $(( $(date +%s) - t0 )) s to stop"
+    sleep 0.2
+    left=$(pgrep -fc moat-forkbomb-marker)
+    [ "$left" = 0 ] || msg="$msg; pl: $left processes of the fork bomb left"
+    # a daemon that double-forks and leaves its session: killed with the rest
+    lim daemon "status=TW" --wall-time-limit 1 -- sh -c \
+        '(setsid sh -c "sleep 100; : moat-daemon-marker" &) ; sleep 100'
+    sleep 0.2
+    left=$(pgrep -fc moat-daemon-marker)
+    [ "$left" = 0 ] || msg="$msg; daemon: $left daemon processes left"
+    lim ok "status=OK exitcode=0 killed=false enforcement=rlimits+polling processes=1" -- true
+    lim re "status=RE exitcode=3" -- sh -c 'exit 3'
+    lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
+    [ "$(cat "$W/to.rc")" = 143 ] || msg="$msg; to: moat exited $(cat "$W/to.rc"), want 143 (SIGTERM)"
+    [ "$(cat "$W/re.rc")" = 3 ] || msg="$msg; re: moat exited $(cat "$W/re.rc"), want 3"
+    report limits "${msg#; }"
+fi
+
 # --- real workloads (issue 3) ---------------------------------------------
 # Programs people run in a sandbox, each on its own: venv, multiprocessing
 # (POSIX semaphores and shm in /dev/shm), SQLite WAL (shared mmap and fcntl
@@ -783,6 +827,9 @@ if want bad-input; then
     check125 "missing net policy" run --net-policy /nonexistent-moat-policy -- true
     printf '10.0.0.0/8\n10.0.0.1:99999\n' >"$W/bad.policy"
     check125 "bad net policy line" run --net-policy "$W/bad.policy" -- true
+    check125 "bad time limit" run --time-limit x -- true
+    check125 "zero memory limit" run --memory-limit 0 -- true
+    check125 "zero pids limit" run --pids-limit 0 -- true
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
         after=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)

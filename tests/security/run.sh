@@ -511,7 +511,7 @@ one_attempt() {
 		case $name in
 		host_loopback | abstract_unix | unix_path_host | udp_doc | raw_icmp | packet | dns_exfil | \
 			sockaddr_swap | scm_foreign | unspec_overflow | host_iface | udp_autobind | \
-			sockopt_moat) ;;
+			sockopt_moat | udp_unspec) ;;
 		*)
 			echo "SKIP esc_$name: non-root pass: network attempts only"
 			return
@@ -643,6 +643,14 @@ one_attempt() {
 		FIXTURE_PIDS+=("$!")
 		disown "$!"
 		args=(5) audit=0
+		;;
+	# The same through a UDP socket moat connected to an allowed host
+	# port, then dissolved with connect(AF_UNSPEC).
+	udp_unspec)
+		python3 "$ROOT/tests/security/udp_spray.py" 30 </dev/null >/dev/null 2>&1 &
+		FIXTURE_PIDS+=("$!")
+		disown "$!"
+		args=(9 5) mopts=(--allow-net 127.0.0.1:9) audit=0
 		;;
 	# An option moat would perform with its own memory and standing
 	# (iptables' replace).  Never natively (the host's firewall): --native

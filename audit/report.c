@@ -1,0 +1,109 @@
+/* The run report: one JSON object (docs/limits.md). */
+#include "audit/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interposer/sandbox.h"
+#include "net-stub/net.h"
+
+static void str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static const char *const class_names[SC_NCLASS] = {
+	"file", "net", "process", "memory", "signal", "time", "ipc", "identity", "system",
+};
+
+static void counts(FILE *f, const char *name, const uint64_t *v)
+{
+	fprintf(f, ",\"%s\":{", name);
+	for (int i = 0; i < SC_NCLASS; i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", class_names[i], (unsigned long long)v[i]);
+	fputc('}', f);
+}
+
+void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
+		  const char *version)
+{
+	const struct run_result *r = &sb->res;
+	const struct limits *l = &sb->lim;
+	fputs("{\"status\":", f);
+	str(f, r->status[0] ? r->status : "XX");
+	fputs(",\"message\":", f);
+	str(f, r->message);
+	fputs(",\"limit\":", f);
+	if (r->limit)
+		str(f, r->limit);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"killed\":%s", r->killed ? "true" : "false");
+	if (WIFEXITED(exit_status))
+		fprintf(f, ",\"exitcode\":%d", WEXITSTATUS(exit_status));
+	else if (WIFSIGNALED(exit_status))
+		fprintf(f, ",\"exitsig\":%d", WTERMSIG(exit_status));
+	fprintf(f, ",\"moat-exit\":%d", moat_exit);
+	fprintf(f, ",\"time\":%.3f,\"time-user\":%.3f,\"time-sys\":%.3f,\"time-wall\":%.3f",
+		r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys,
+		r->t1_ns > r->t0_ns ? (double)(r->t1_ns - r->t0_ns) / 1e9 : 0.0);
+	fprintf(f, ",\"max-rss\":%llu,\"processes\":%u,\"max-processes\":%u",
+		(unsigned long long)r->max_rss_kb, r->procs_started + 1,
+		r->procs_max ? r->procs_max : 1);
+	counts(f, "supervised", sb->supervised);
+	counts(f, "denied", sb->denied);
+	fputs(",\"enforcement\":\"rlimits+polling\"", f);
+	fprintf(f, ",\"limits\":{\"time\":%g,\"wall-time\":%g,\"memory\":%llu,\"processes\":%u,"
+		   "\"file-size\":%llu,\"open-files\":%u,\"kill-grace\":%g}",
+		l->cpu_s, l->wall_s, (unsigned long long)l->mem_bytes, l->pids,
+		(unsigned long long)l->fsize_bytes, l->nofile, l->grace_s);
+	const struct net *n = sb->net;
+	if (n) {
+		fputs(",\"network\":{\"loopback\":", f);
+		str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
+		fputs(",\"destinations\":[", f);
+		for (int i = 0; i < n->nseen; i++) {
+			fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
+			str(f, n->seen[i].what);
+			fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", n->seen[i].tried,
+				n->seen[i].allowed, n->seen[i].denied);
+		}
+		fputs("]}", f);
+	}
+	fputs(",\"version\":", f);
+	str(f, version);
+	fputs("}\n", f);
+}
+
+int report_write(const char *path, const struct sandbox *sb, int exit_status, int moat_exit,
+		 const char *version)
+{
+	if (strcmp(path, "-") == 0) {
+		report_print(stderr, sb, exit_status, moat_exit, version);
+		fflush(stderr);
+		return 0;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	report_print(f, sb, exit_status, moat_exit, version);
+	return fclose(f) == 0 ? 0 : -EIO;
+}

@@ -1,0 +1,223 @@
+/* Limits of the whole sandbox (limits.h). */
+#include "interposer/limits.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interposer/sandbox.h"
+#include "interposer/task.h"
+
+/* How often the sandbox's processes are sampled while a limit watches. */
+#define SAMPLE_NS (20u * 1000 * 1000)
+
+uint64_t limits_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool limits_watched(const struct limits *l)
+{
+	return l->cpu_s > 0 || l->wall_s > 0 || l->mem_bytes > 0;
+}
+
+void limits_child(const struct limits *l)
+{
+	if (l->cpu_s > 0) {
+		/* One process alone can never pass the sandbox's limit: the
+		 * kernel stops it a second after, should moat's sampling miss. */
+		rlim_t s = (rlim_t)ceil(l->cpu_s) + 1;
+		struct rlimit r = { s, s + 1 };
+		setrlimit(RLIMIT_CPU, &r);
+	}
+	if (l->fsize_bytes) {
+		struct rlimit r = { l->fsize_bytes, l->fsize_bytes };
+		setrlimit(RLIMIT_FSIZE, &r);
+	}
+	if (l->nofile) {
+		struct rlimit r = { l->nofile, l->nofile };
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+static int signal_one(struct proc *p, void *arg)
+{
+	syscall(SYS_pidfd_send_signal, p->pidfd, *(int *)arg, NULL, 0);
+	return 0;
+}
+
+static void signal_all(int sig)
+{
+	proc_foreach(signal_one, &sig);
+	if (sig == SIGKILL)
+		task_kill_unlinked();
+}
+
+static int count_one(struct proc *p, void *arg)
+{
+	(void)p;
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+void limits_proc_born(struct sandbox *sb)
+{
+	struct run_result *r = &sb->res;
+	r->procs_started++;
+	if (r->stopping && !r->kill_at_ns) {
+		signal_all(SIGKILL); /* born while the sandbox is being killed */
+		return;
+	}
+	unsigned n = 0;
+	proc_foreach(count_one, &n);
+	if (n > r->procs_max)
+		r->procs_max = n;
+	if (sb->lim.pids && n > sb->lim.pids) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "more than %u processes at once", sb->lim.pids);
+		/* A fork bomb gets no grace: every moment makes more. */
+		limits_stop(sb, "PL", "processes", msg, true);
+	}
+}
+
+void limits_stop(struct sandbox *sb, const char *status, const char *limit, const char *msg,
+		 bool now)
+{
+	struct run_result *r = &sb->res;
+	if (!r->stopping) {
+		snprintf(r->status, sizeof r->status, "%s", status);
+		r->limit = limit;
+		snprintf(r->message, sizeof r->message, "%s", msg);
+		r->killed = true;
+		r->stopping = true;
+		r->kill_at_ns = limits_now() + (uint64_t)(sb->lim.grace_s * 1e9);
+	}
+	if (now || sb->lim.grace_s <= 0) {
+		r->kill_at_ns = 0;
+		signal_all(SIGKILL);
+	} else {
+		signal_all(SIGTERM);
+	}
+}
+
+struct sample {
+	double cpu_s;
+	uint64_t rss_kb;
+};
+
+/* CPU (its own and its reaped children's) and resident memory of one
+ * process, from /proc/PID/stat. */
+static int sample_one(struct proc *p, void *arg)
+{
+	struct sample *s = arg;
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", p->tgid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')'); /* comm may hold anything */
+	unsigned long long ut, st, cut, cst, rss;
+	if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu "
+				  "%*d %*d %*d %*d %*u %*u %llu",
+			  &ut, &st, &cut, &cst, &rss) != 5)
+		return 0;
+	static long tick, page_kb;
+	if (!tick) {
+		tick = sysconf(_SC_CLK_TCK);
+		page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	}
+	s->cpu_s += (double)(ut + st + cut + cst) / (double)tick;
+	s->rss_kb += rss * (unsigned long long)page_kb;
+	return 0;
+}
+
+/* CPU of the processes moat itself reaped (the first one, orphans), with
+ * what they reaped. */
+static double reaped_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+void limits_tick(struct sandbox *sb)
+{
+	struct run_result *r = &sb->res;
+	const struct limits *l = &sb->lim;
+	uint64_t now = limits_now();
+	if (r->stopping) {
+		/* Past the grace: SIGKILL, again at every tick, until nothing of
+		 * the sandbox is left (a child born meanwhile included). */
+		if (!r->kill_at_ns || now >= r->kill_at_ns) {
+			r->kill_at_ns = 0;
+			signal_all(SIGKILL);
+		}
+		return;
+	}
+	if (l->wall_s > 0 && (double)(now - r->t0_ns) / 1e9 >= l->wall_s) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "wall time limit of %g s exceeded", l->wall_s);
+		limits_stop(sb, "TW", "wall-time", msg, false);
+		return;
+	}
+	if (now - r->last_sample_ns < SAMPLE_NS)
+		return;
+	r->last_sample_ns = now;
+	struct sample s = { 0, 0 };
+	proc_foreach(sample_one, &s);
+	r->cpu_s = s.cpu_s + reaped_cpu();
+	r->rss_kb = s.rss_kb;
+	if (s.rss_kb > r->max_rss_kb)
+		r->max_rss_kb = s.rss_kb;
+	if (l->cpu_s > 0 && r->cpu_s >= l->cpu_s) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "CPU time limit of %g s exceeded", l->cpu_s);
+		limits_stop(sb, "TO", "time", msg, false);
+	} else if (l->mem_bytes && s.rss_kb * 1024 > l->mem_bytes) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu resident)",
+			 (unsigned long long)l->mem_bytes, (unsigned long long)s.rss_kb * 1024);
+		/* Memory grows during a grace period: none. */
+		limits_stop(sb, "ML", "memory", msg, true);
+	}
+}
+
+void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
+{
+	struct run_result *r = &sb->res;
+	r->t1_ns = limits_now();
+	struct rusage ru;
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		r->cpu_user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+		r->cpu_sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		if ((uint64_t)ru.ru_maxrss > r->max_rss_kb)
+			r->max_rss_kb = (uint64_t)ru.ru_maxrss;
+	}
+	if (r->stopping)
+		return; /* the limit's verdict stands */
+	if (moat_failed) {
+		snprintf(r->status, sizeof r->status, "XX");
+		snprintf(r->message, sizeof r->message, "moat failed");
+	} else if (WIFEXITED(exit_status)) {
+		snprintf(r->status, sizeof r->status, "%s", WEXITSTATUS(exit_status) ? "RE" : "OK");
+		if (WEXITSTATUS(exit_status))
+			snprintf(r->message, sizeof r->message, "exited with %d", WEXITSTATUS(exit_status));
+	} else if (WIFSIGNALED(exit_status)) {
+		snprintf(r->status, sizeof r->status, "SG");
+		snprintf(r->message, sizeof r->message, "killed by signal %d (%s)", WTERMSIG(exit_status),
+			 strsignal(WTERMSIG(exit_status)));
+	}
+}

@@ -1,0 +1,62 @@
+/* Limits of the whole sandbox, and the verdict of a run (docs/limits.md).
+ *
+ * Enforcement on this kind of host (no cgroup v2 controllers: the fallback
+ * the issue names): moat sees every fork (ptrace) and samples every
+ * sandbox process's CPU time and resident memory from /proc while it runs;
+ * rlimits in the first process back up what a process could do alone
+ * (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE).  The report names it. */
+#ifndef MOAT_LIMITS_H
+#define MOAT_LIMITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct limits {
+	double cpu_s;            /* --time-limit: CPU seconds, all processes; 0: none */
+	double wall_s;           /* --wall-time-limit */
+	double grace_s;          /* --kill-grace: SIGTERM to SIGKILL */
+	uint64_t mem_bytes;      /* --memory-limit: resident memory, all together */
+	unsigned pids;           /* --pids-limit: processes alive at once */
+	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
+	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
+};
+
+/* What the run came to.  status: OK (exit 0), RE (another exit code), SG
+ * (a signal the program got, not from moat), TO (CPU time), TW (wall
+ * time), ML (memory), PL (processes), XX (moat's own failure). */
+struct run_result {
+	char status[3];
+	const char *limit;       /* the limit that stopped it: "time", "wall-time"... */
+	char message[256];
+	bool killed;             /* moat stopped the sandbox */
+	bool stopping;           /* SIGTERM sent, SIGKILL due at kill_at */
+	uint64_t kill_at_ns;
+	uint64_t t0_ns, t1_ns;   /* first exec .. last process gone (monotonic) */
+	double cpu_s;            /* sampled while running, for the TO verdict */
+	double cpu_user, cpu_sys;
+	uint64_t rss_kb, max_rss_kb;
+	unsigned procs_started, procs_max;
+	uint64_t last_sample_ns;
+};
+
+struct sandbox;
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t limits_now(void);
+/* Any limit the loop must watch (it then wakes every few ms)? */
+bool limits_watched(const struct limits *l);
+/* In the first process, before exec: the rlimits that back the limits up. */
+void limits_child(const struct limits *l);
+/* A process was born (fork/clone seen): count, and stop the sandbox past
+ * the process limit. */
+void limits_proc_born(struct sandbox *sb);
+/* Sample and decide: called by the loop at each wake. */
+void limits_tick(struct sandbox *sb);
+/* Stop the whole sandbox for `status` (SIGTERM, grace, SIGKILL; SIGKILL at
+ * once with grace 0).  The first verdict stands. */
+void limits_stop(struct sandbox *sb, const char *status, const char *limit, const char *msg,
+		 bool now);
+/* After the loop: CPU times and the status from the first process's end. */
+void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed);
+
+#endif

@@ -1,0 +1,74 @@
+/* esc_udp_unspec — open a UDP port in the host's network namespace from a
+ * socket moat put there: connect to an allowed destination (moat installs a
+ * host socket connected to it), dissolve the association with
+ * connect(AF_UNSPEC), and write(2): the kernel binds the unconnected socket
+ * by itself (see below).  Found by the review of the non-root mode.
+ *
+ * Without root the sandbox's inet sockets start in the host's namespace
+ * (docs/network.md "Two worlds"): moat moves one to the private world only
+ * when it goes through bind, listen, connect or an addressed send.  But the
+ * kernel binds an unbound UDP socket by itself on its first send
+ * (inet_send_prepare -> inet_autobind), before udp_sendmsg finds there is
+ * no destination: write(2) (and sendto with no address, which the filter
+ * lets run in the kernel) fails EDESTADDRREQ and leaves the socket bound to
+ * 0.0.0.0:<ephemeral> of the host.  Anyone on the host or its network can
+ * then send into the sandbox, which reads it with recvfrom — the inbound
+ * half of what host_udp_peer() exists to prevent, and nothing is audited.
+ *
+ * Fixture: a host process that sends $ESC_TOKEN to every UDP port owned by
+ * the sandbox's uid in the host's /proc/net/udp (the attacker outside).
+ *
+ * Under moat an AF_UNSPEC connect of a UDP socket of the host's namespace
+ * puts a fresh unconnected socket of the private world in its place.
+ *
+ * usage: ESC_TOKEN=... esc_udp_unspec ALLOWED-PORT [SECONDS]
+ */
+#include "esc.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+int main(int argc, char **argv)
+{
+	esc_token();
+	if (argc < 2 || atoi(argv[1]) <= 0)
+		esc_usage("esc_udp_unspec ALLOWED-PORT [SECONDS]");
+	int wait_s = argc > 2 ? atoi(argv[2]) : 5;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		esc_usage("socket(AF_INET, SOCK_DGRAM) failed");
+	struct sockaddr_in al = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
+	al.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(s, (struct sockaddr *)&al, sizeof al) < 0)
+		esc_usage("connect to the allowed destination failed");
+	struct sockaddr un = {.sa_family = AF_UNSPEC};
+	if (connect(s, &un, sizeof un) < 0)
+		fprintf(stderr, "# connect(AF_UNSPEC): %s\n", esc_errname(errno));
+	/* No address anywhere: the kernel, not moat, decides this one. */
+	if (write(s, "x", 1) < 0)
+		fprintf(stderr, "# write: %s (expected EDESTADDRREQ)\n", esc_errname(errno));
+	struct sockaddr_in me;
+	socklen_t ml = sizeof me;
+	if (getsockname(s, (struct sockaddr *)&me, &ml) < 0 || me.sin_port == 0) {
+		esc_held("write left the socket unbound");
+		return esc_finish();
+	}
+	fprintf(stderr, "# bound to %s:%d without asking moat\n", inet_ntoa(me.sin_addr),
+		ntohs(me.sin_port));
+	struct timeval tv = { wait_s, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char buf[256];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof from;
+	ssize_t n = recvfrom(s, buf, sizeof buf - 1, 0, (struct sockaddr *)&from, &fl);
+	if (n > 0 && esc_is_token(buf, (size_t)n))
+		esc_won("a host process (%s:%d) sent the token to the sandbox's UDP port %d",
+			inet_ntoa(from.sin_addr), ntohs(from.sin_port), ntohs(me.sin_port));
+	else if (n > 0)
+		esc_held("port %d got something other than the token", ntohs(me.sin_port));
+	else
+		esc_held("port %d bound but nothing from the host arrived (%s)", ntohs(me.sin_port),
+			 esc_errname(errno));
+	return esc_finish();
+}
