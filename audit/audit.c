@@ -45,7 +45,7 @@ void audit_close(struct audit *a)
 	free(a);
 }
 
-static void json_str(FILE *f, const char *s)
+void audit_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -56,6 +56,8 @@ static void json_str(FILE *f, const char *s)
 		else
 			fputc(*p, f);
 	}
+
+#define json_str audit_json_str
 	fputc('"', f);
 }
 
@@ -261,13 +263,9 @@ void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const str
 	fflush(f);
 }
 
-void audit_net_summary(struct audit *a, const struct net *n)
+void audit_json_destinations(FILE *f, const struct net *n)
 {
-	FILE *f = a->f;
-	head(f, 0, 0);
-	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
-	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
-	fputs(",\"destinations\":[", f);
+	fputc('[', f);
 	for (int i = 0; i < n->nseen; i++) {
 		const struct net_seen *s = &n->seen[i];
 		fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
@@ -276,6 +274,16 @@ void audit_net_summary(struct audit *a, const struct net *n)
 			s->denied);
 	}
 	fputc(']', f);
+}
+
+void audit_net_summary(struct audit *a, const struct net *n)
+{
+	FILE *f = a->f;
+	head(f, 0, 0);
+	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
+	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
+	fputs(",\"destinations\":", f);
+	audit_json_destinations(f, n);
 	if (n->dns_unrecorded)
 		fprintf(f, ",\"unrecorded\":%u", n->dns_unrecorded);
 	fprintf(f, ",\"result\":0,\"decision\":\"summary\"}\n");

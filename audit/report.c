@@ -8,22 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit/audit.h"
 #include "interposer/sandbox.h"
 #include "net-stub/net.h"
 
-static void str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
+#define str audit_json_str
 
 static const char *const class_names[SC_NCLASS] = {
 	"file", "net", "process", "memory", "signal", "time", "ipc", "identity", "system",
@@ -74,14 +63,9 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	if (n) {
 		fputs(",\"network\":{\"loopback\":", f);
 		str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
-		fputs(",\"destinations\":[", f);
-		for (int i = 0; i < n->nseen; i++) {
-			fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
-			str(f, n->seen[i].what);
-			fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", n->seen[i].tried,
-				n->seen[i].allowed, n->seen[i].denied);
-		}
-		fputs("]}", f);
+		fputs(",\"destinations\":", f);
+		audit_json_destinations(f, n);
+		fputc('}', f);
 	}
 	fputs(",\"version\":", f);
 	str(f, version);

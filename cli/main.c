@@ -496,6 +496,10 @@ static int cmd_run(int argc, char **argv)
 			vfs_path_release(&p);
 	}
 	vfs_teardown(&v);
+	if (sb.audit)
+		audit_net_summary(sb.audit, &net);
+	net_summary(&net, stderr);
+	/* Last, so `--report -` ends stderr with the report's one line. */
 	if (report) {
 		if (!sb.res.status[0]) /* moat failed before the run */
 			snprintf(sb.res.status, sizeof sb.res.status, "XX");
@@ -503,9 +507,6 @@ static int cmd_run(int argc, char **argv)
 		if (rr < 0)
 			fprintf(stderr, "moat: --report %s: %s\n", report, strerror(-rr));
 	}
-	if (sb.audit)
-		audit_net_summary(sb.audit, &net);
-	net_summary(&net, stderr);
 	net_teardown(&net);
 	if (disk_limit) {
 		umount2(scratch, MNT_DETACH);

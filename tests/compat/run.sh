@@ -446,8 +446,14 @@ if want limits; then
 b = bytearray()
 while len(b) < 256 * 2**20:
     b += b"x" * 2**20'
-    after=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
-    [ $((before - after)) -lt 102400 ] || msg="$msg; ml: the host has $(( (before - after) / 1024 )) MB less available"
+    # The offender was killed at ~128 MB resident: that much must come
+    # back (other programs on the host move the figure too: a few looks).
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        after=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+        [ $((before - after)) -lt 65536 ] && break
+        sleep 0.3
+    done
+    [ $((before - after)) -lt 65536 ] || msg="$msg; ml: the host has $(( (before - after) / 1024 )) MB less available"
     t0=$(date +%s)
     lim pl "status=PL limit=processes" --pids-limit 40 -- sh -c 'b() { b & b & wait; }; b; : moat-forkbomb-marker'
     [ $(( $(date +%s) - t0 )) -lt 20 ] || msg="$msg; pl: the fork bomb took $(( $(date +%s) - t0 )) s to stop"

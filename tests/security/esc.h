@@ -17,6 +17,11 @@
 #ifndef ESC_H
 #define ESC_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -200,6 +205,39 @@ static inline const char *esc_secret_arg(int argc, char **argv)
 		esc_usage("need the absolute path of the secret as argv[1]");
 	esc_token();
 	return argv[1];
+}
+
+
+/* For the UDP autobind attempts: write to UDP socket `s` without an
+ * address (the kernel binds an unbound one by itself first), then wait
+ * up to wait_s seconds for udp_spray.py (the outside party) to send the
+ * token to the port it got.  Records won/held. */
+static inline void esc_udp_write_and_listen(int s, int wait_s)
+{
+	if (write(s, "x", 1) < 0)
+		fprintf(stderr, "# write: %s (expected EDESTADDRREQ)\n", esc_errname(errno));
+	struct sockaddr_in me;
+	socklen_t ml = sizeof me;
+	if (getsockname(s, (struct sockaddr *)&me, &ml) < 0 || me.sin_port == 0) {
+		esc_held("write left the socket unbound");
+		return;
+	}
+	fprintf(stderr, "# bound to %s:%d without asking moat\n", inet_ntoa(me.sin_addr),
+		ntohs(me.sin_port));
+	struct timeval tv = { wait_s, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char buf[256];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof from;
+	ssize_t n = recvfrom(s, buf, sizeof buf - 1, 0, (struct sockaddr *)&from, &fl);
+	if (n > 0 && esc_is_token(buf, (size_t)n))
+		esc_won("a host process (%s:%d) sent the token to the sandbox's UDP port %d",
+			inet_ntoa(from.sin_addr), ntohs(from.sin_port), ntohs(me.sin_port));
+	else if (n > 0)
+		esc_held("port %d got something other than the token", ntohs(me.sin_port));
+	else
+		esc_held("port %d bound but nothing from the host arrived (%s)", ntohs(me.sin_port),
+			 esc_errname(errno));
 }
 
 #endif

@@ -31,29 +31,6 @@ int main(int argc, char **argv)
 	if (s < 0)
 		esc_usage("socket(AF_INET, SOCK_DGRAM) failed");
 	/* No address anywhere: the kernel, not moat, decides this one. */
-	if (write(s, "x", 1) < 0)
-		fprintf(stderr, "# write: %s (expected EDESTADDRREQ)\n", esc_errname(errno));
-	struct sockaddr_in me;
-	socklen_t ml = sizeof me;
-	if (getsockname(s, (struct sockaddr *)&me, &ml) < 0 || me.sin_port == 0) {
-		esc_held("write left the socket unbound");
-		return esc_finish();
-	}
-	fprintf(stderr, "# bound to %s:%d without asking moat\n", inet_ntoa(me.sin_addr),
-		ntohs(me.sin_port));
-	struct timeval tv = { wait_s, 0 };
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	char buf[256];
-	struct sockaddr_in from;
-	socklen_t fl = sizeof from;
-	ssize_t n = recvfrom(s, buf, sizeof buf - 1, 0, (struct sockaddr *)&from, &fl);
-	if (n > 0 && esc_is_token(buf, (size_t)n))
-		esc_won("a host process (%s:%d) sent the token to the sandbox's UDP port %d",
-			inet_ntoa(from.sin_addr), ntohs(from.sin_port), ntohs(me.sin_port));
-	else if (n > 0)
-		esc_held("port %d got something other than the token", ntohs(me.sin_port));
-	else
-		esc_held("port %d bound but nothing from the host arrived (%s)", ntohs(me.sin_port),
-			 esc_errname(errno));
+	esc_udp_write_and_listen(s, wait_s);
 	return esc_finish();
 }
