@@ -2,8 +2,10 @@
 #include "audit/report.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +71,73 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	}
 	fputs(",\"version\":", f);
 	str(f, version);
+	fputs("}\n", f);
+}
+
+/* Bytes as a JSON string: valid UTF-8 kept, control characters escaped,
+ * any byte that is not part of valid UTF-8 as U+FFFD. */
+static void json_bytes(FILE *f, const char *data, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)data, *end = p + n;
+	fputc('"', f);
+	while (p < end) {
+		unsigned c = *p;
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+			p++;
+		} else if (c < 0x20 || c == 0x7f) {
+			if (c == '\n')
+				fputs("\\n", f);
+			else if (c == '\t')
+				fputs("\\t", f);
+			else
+				fprintf(f, "\\u%04x", c);
+			p++;
+		} else if (c < 0x80) {
+			fputc((int)c, f);
+			p++;
+		} else {
+			size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			bool ok = len && (size_t)(end - p) >= len;
+			for (size_t k = 1; ok && k < len; k++)
+				ok = (p[k] & 0xc0) == 0x80;
+			if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
+				ok = false; /* overlong, surrogate */
+			if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
+				ok = false;
+			if (ok) {
+				fwrite(p, 1, len, f);
+				p += len;
+			} else {
+				fputs("\\ufffd", f);
+				p++;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+void report_json(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
+		 const char *version)
+{
+	const struct output *o = &sb->out;
+	fputs("{\"stdout\":", f);
+	json_bytes(f, o->buf[0] ? o->buf[0] : "", o->len[0]);
+	fputs(",\"stderr\":", f);
+	json_bytes(f, o->buf[1] ? o->buf[1] : "", o->len[1]);
+	fprintf(f, ",\"stdout-truncated\":%s,\"stderr-truncated\":%s,\"report\":",
+		o->truncated[0] ? "true" : "false", o->truncated[1] ? "true" : "false");
+	char *rep = NULL;
+	size_t rlen = 0;
+	FILE *m = open_memstream(&rep, &rlen);
+	if (m) {
+		report_print(m, sb, exit_status, moat_exit, version);
+		fclose(m);
+	}
+	if (rep && rlen && rep[rlen - 1] == '\n')
+		rep[--rlen] = '\0'; /* one line for the whole object */
+	fputs(rep && rlen ? rep : "null", f);
+	free(rep);
 	fputs("}\n", f);
 }
 

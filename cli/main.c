@@ -51,6 +51,9 @@ static void usage(FILE *f)
 	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
 	      "  --kill-grace SEC    SIGTERM, then SIGKILL after SEC (default 0.5)\n"
 	      "  --report FILE       write the run report (JSON) to FILE; - for stderr\n"
+	      "  --output-limit SIZE stdout and stderr together; the rest is cut (OL)\n"
+	      "  --json              print stdout, stderr (each capped at 1 MiB) and the report\n"
+	      "                      as one JSON object on stdout\n"
 	      "  --allow-net RULE    let the sandbox reach RULE: HOST[:PORT], ADDR[/LEN][:PORT]\n"
 	      "                      or [ADDR6[/LEN]][:PORT]; PORT may be N, N-M or *; host\n"
 	      "                      names are resolved once, at start (repeatable)\n"
@@ -185,6 +188,7 @@ static int cmd_run(int argc, char **argv)
 	char neterr[512];
 	struct limits lim = { .grace_s = 0.5 };
 	const char *report = NULL;
+	bool json = false;
 
 	static char envbuf[MAX_ENV][4096];
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
@@ -214,8 +218,11 @@ static int cmd_run(int argc, char **argv)
 			 !strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
 			 !strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit") ||
 			 !strcmp(a, "--file-size-limit") || !strcmp(a, "--open-files-limit") ||
-			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report"))
+			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report") ||
+			 !strcmp(a, "--output-limit"))
 			need = 1;
+		else if (!strcmp(a, "--json"))
+			need = 0;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
 			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
@@ -310,14 +317,19 @@ static int cmd_run(int argc, char **argv)
 				lim.wall_s = s;
 			else
 				lim.grace_s = s;
-		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit")) {
+		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit") ||
+			   !strcmp(a, "--output-limit")) {
 			unsigned long long b;
 			if (parse_size(x, &b) < 0 || b == 0)
 				return die("%s: expected a positive number of bytes (K, M, G suffixes)", a, x);
 			if (a[2] == 'm')
 				lim.mem_bytes = b;
+			else if (a[2] == 'o')
+				lim.output_bytes = b;
 			else
 				lim.fsize_bytes = b;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
 		} else if (!strcmp(a, "--pids-limit") || !strcmp(a, "--open-files-limit")) {
 			unsigned v;
 			if (parse_id(x, &v) < 0 || v == 0 || v > 1000000)
@@ -376,6 +388,9 @@ static int cmd_run(int argc, char **argv)
 	static struct sandbox sb;
 	sb.net = &net;
 	sb.lim = lim;
+	sb.out.on = json || lim.output_bytes;
+	sb.out.capture = json;
+	sb.out.limit = lim.output_bytes;
 	static struct vfs v;
 	sb.opt.argv = argv + i;
 	sb.opt.chdir = chdir_to;
@@ -506,6 +521,12 @@ static int cmd_run(int argc, char **argv)
 		int rr = report_write(report, &sb, sb.init_status, code, MOAT_VERSION);
 		if (rr < 0)
 			fprintf(stderr, "moat: --report %s: %s\n", report, strerror(-rr));
+	}
+	if (json) {
+		if (!sb.res.status[0])
+			snprintf(sb.res.status, sizeof sb.res.status, "XX");
+		report_json(stdout, &sb, sb.init_status, code, MOAT_VERSION);
+		fflush(stdout);
 	}
 	net_teardown(&net);
 	if (disk_limit) {

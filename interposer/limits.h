@@ -19,6 +19,7 @@ struct limits {
 	unsigned pids;           /* --pids-limit: processes alive at once */
 	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
 	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
+	uint64_t output_bytes;   /* --output-limit: stdout and stderr together */
 };
 
 /* What the run came to.  status: OK (exit 0), RE (another exit code), SG

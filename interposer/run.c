@@ -166,6 +166,9 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	 * signals from the host's terminal cannot reach in (rule 5). */
 	if (setsid() < 0)
 		child_fail(fd_wr, "setsid");
+	/* stdout and stderr through moat when it must see them (output.h). */
+	if (sb->out.on && (dup2(sb->out.wr[0], 1) < 0 || dup2(sb->out.wr[1], 2) < 0))
+		child_fail(fd_wr, "dup2");
 	char go;
 	if (read(sync_rd, &go, 1) != 1) /* the parent has seized us */
 		_exit(125);
@@ -301,6 +304,10 @@ int sandbox_run(struct sandbox *sb)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+	if (output_setup(&sb->out) < 0) {
+		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
+		return 125;
+	}
 	pid_t parent = getpid();
 	pid_t child = fork();
 	if (child < 0) {
@@ -316,6 +323,7 @@ int sandbox_run(struct sandbox *sb)
 	close(sync[0]);
 	close(fdp[1]);
 	close(errp[1]);
+	output_parent(&sb->out);
 	sb->exec_err_fd = errp[0];
 	sb->init_pid = child;
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
@@ -389,8 +397,9 @@ int sandbox_run(struct sandbox *sb)
 		kill(child, SIGKILL);
 		return 125;
 	}
-	struct pollfd pfd[4] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
-				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 } };
+	struct pollfd pfd[6] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
+				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
+				 { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } };
 	int forwarded = 0;
 	bool resweep = false;
 	while (task_count() > 0) {
@@ -403,7 +412,9 @@ int sandbox_run(struct sandbox *sb)
 		if (resweep)
 			resweep = net_jobs_sweep();
 		bool watch = limits_watched(&sb->lim) || sb->res.stopping;
-		int n = poll(pfd, 4, watch ? 10 : resweep ? 100 : -1);
+		pfd[4].fd = sb->out.rd[0];
+		pfd[5].fd = sb->out.rd[1];
+		int n = poll(pfd, 6, watch ? 10 : resweep ? 100 : -1);
 		if (watch)
 			limits_tick(sb);
 		if (n < 0) {
@@ -434,6 +445,9 @@ int sandbox_run(struct sandbox *sb)
 			net_jobs_complete();
 		if (pfd[3].revents & POLLIN)
 			net_dns_serve(sb->net, sb);
+		for (int k = 0; k < 2; k++)
+			if (pfd[4 + k].revents & (POLLIN | POLLHUP))
+				output_read(sb, k);
 		if (pfd[0].revents & POLLIN) {
 			struct seccomp_notif notif;
 			memset(&notif, 0, sizeof notif);
@@ -449,6 +463,7 @@ int sandbox_run(struct sandbox *sb)
 		;
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	output_finish(sb);
 	limits_finish(sb, sb->init_status, false);
 	return exit_code(sb);
 }

@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 
 #include "interposer/limits.h"
+#include "interposer/output.h"
 #include "syscall-table/table.h"
 
 struct vfs;
@@ -44,6 +45,7 @@ struct sandbox {
 	uint64_t denied[SC_NCLASS];
 	struct limits lim;        /* what the run may use (cli) */
 	struct run_result res;    /* what it came to (interposer/limits.c) */
+	struct output out;        /* stdout/stderr relayed or captured (output.c) */
 };
 
 /* Supervisor credentials: host file operations for the sandbox run with
