@@ -22,7 +22,7 @@ PROBE_BIN := $(PROBE_SRC:%.c=$(BUILD)/%)
 
 DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 	libxxhash-dev check python3 python3-pandas python3-matplotlib git tar \
-	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps
+	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash
 
 .PHONY: all probes deps check test unit integration security compat asan bench clean format
 all: $(MOAT_OUT) probes

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "audit/audit.h"
+#include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "net-stub/net.h"
 
@@ -26,6 +28,50 @@ static void counts(FILE *f, const char *name, const uint64_t *v)
 	for (int i = 0; i < SC_NCLASS; i++)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", class_names[i], (unsigned long long)v[i]);
 	fputc('}', f);
+}
+
+struct report_files report_files; /* the run's (cli collects, the report prints) */
+
+static void add_file(void *arg, const char *vpath, const struct stat *st, int fd)
+{
+	struct report_files *rf = arg;
+	struct report_file *nf = realloc(rf->f, (rf->n + 1) * sizeof *nf);
+	if (!nf)
+		return;
+	rf->f = nf;
+	struct report_file *e = &rf->f[rf->n++];
+	snprintf(e->path, sizeof e->path, "%s", vpath);
+	e->size = (uint64_t)st->st_size;
+	e->xxh128[0] = '\0';
+	/* Hashing costs a read: 1 GiB a file, 4 GiB a run at most. */
+	static uint64_t hashed;
+	if (fd < 0 || st->st_size > (1LL << 30) || hashed + (uint64_t)st->st_size > (4ULL << 30))
+		return;
+	hashed += (uint64_t)st->st_size;
+	XXH3_state_t *h = XXH3_createState();
+	if (!h || XXH3_128bits_reset(h) == XXH_ERROR) {
+		XXH3_freeState(h);
+		return;
+	}
+	char buf[65536];
+	ssize_t n;
+	uint64_t total = 0;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		XXH3_128bits_update(h, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	if (n == 0) {
+		XXH128_hash_t d = XXH3_128bits_digest(h);
+		snprintf(e->xxh128, sizeof e->xxh128, "%016llx%016llx", (unsigned long long)d.high64,
+			 (unsigned long long)d.low64);
+		e->size = total; /* what was read is what was hashed */
+	}
+	XXH3_freeState(h);
+}
+
+void report_collect_files(struct report_files *out, const struct vfs *v, struct timespec since)
+{
+	out->truncated = vfs_changed_files(v, since, REPORT_FILES_MAX, add_file, out);
 }
 
 void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
@@ -69,6 +115,21 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		audit_json_destinations(f, n);
 		fputc('}', f);
 	}
+	fputs(",\"files\":[", f);
+	for (size_t i = 0; i < report_files.n; i++) {
+		const struct report_file *e = &report_files.f[i];
+		fputs(i ? ",{\"path\":" : "{\"path\":", f);
+		str(f, e->path);
+		fprintf(f, ",\"size\":%llu,\"xxh128\":", (unsigned long long)e->size);
+		if (e->xxh128[0])
+			str(f, e->xxh128);
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	if (report_files.truncated)
+		fputs(",\"files-truncated\":true", f);
 	fputs(",\"version\":", f);
 	str(f, version);
 	fputs("}\n", f);

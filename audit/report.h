@@ -4,8 +4,32 @@
 #define MOAT_REPORT_H
 
 #include <stdio.h>
+#include <time.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <limits.h>
 
 struct sandbox;
+struct vfs;
+
+/* A file the run created or changed, for the report's `files`. */
+struct report_file {
+	char path[PATH_MAX];
+	uint64_t size;
+	char xxh128[33];   /* hex; "" when not hashed (unreadable, or > 1 GiB) */
+};
+struct report_files {
+	struct report_file *f;
+	size_t n;
+	bool truncated;    /* more than REPORT_FILES_MAX */
+};
+#define REPORT_FILES_MAX 1000
+
+/* Collect the run's files from the view (before its teardown) into
+ * report_files, which the report prints. */
+extern struct report_files report_files;
+void report_collect_files(struct report_files *out, const struct vfs *v, struct timespec since);
 
 /* Print the report of a finished run as one JSON line.  exit_status: the
  * first process's wait status; moat_exit: moat's own exit code. */

@@ -510,6 +510,9 @@ static int cmd_run(int argc, char **argv)
 		if (r == 0)
 			vfs_path_release(&p);
 	}
+	/* The run's files, while the layers still exist. */
+	if ((report || json) && sb.res.t0_real.tv_sec)
+		report_collect_files(&report_files, &v, sb.res.t0_real);
 	vfs_teardown(&v);
 	if (sb.audit)
 		audit_net_summary(sb.audit, &net);

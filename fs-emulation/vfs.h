@@ -249,4 +249,14 @@ int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
 /* Text of /proc/mounts for the virtual mount table. */
 int vfs_mounts_text(struct vfs *v, char *buf, size_t len);
 
+/* Files the run created or changed: every regular file whose ctime is not
+ * before `since` in a writable mount (/tmp, /workspace, /dev/shm, --tmpfs,
+ * writable --bind) or an overlay's upper layer (placeholders left out), by
+ * virtual path; fn gets an fd opened for reading (or -1).  At most `max`;
+ * true when there were more. */
+#include <time.h>
+typedef void (*vfs_change_fn)(void *arg, const char *vpath, const struct stat *st, int fd);
+bool vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max, vfs_change_fn fn,
+		       void *arg);
+
 #endif

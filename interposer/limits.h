@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 struct limits {
 	double cpu_s;            /* --time-limit: CPU seconds, all processes; 0: none */
@@ -33,6 +34,7 @@ struct run_result {
 	bool stopping;           /* SIGTERM sent, SIGKILL due at kill_at */
 	uint64_t kill_at_ns;
 	uint64_t t0_ns, t1_ns;   /* first exec .. last process gone (monotonic) */
+	struct timespec t0_real; /* the same start, CLOCK_REALTIME (file ctimes) */
 	double cpu_s;            /* sampled while running, for the TO verdict */
 	double cpu_user, cpu_sys;
 	uint64_t rss_kb, max_rss_kb;

@@ -379,6 +379,7 @@ int sandbox_run(struct sandbox *sb)
 		return 125;
 	close(sync[1]);
 	sb->res.t0_ns = limits_now();
+	clock_gettime(CLOCK_REALTIME, &sb->res.t0_real);
 	/* The child is in it now: removed, the kernel cwd names nothing. */
 	rmdir(empty);
 	close(fdp[0]);

@@ -486,6 +486,29 @@ ok = r["stdout"] == "out\n" and r["stderr"] == "err \u00e9\n" and r["report"]["s
     and r["report"]["exitcode"] == 3 and r["stdout-truncated"] is False
 print("" if ok else "got %r" % {k: r.get(k) for k in ("stdout", "stderr")})' <<<"$out" 2>&1)
     [ -z "$j" ] || msg="$msg; json: $j"
+    # the report's files: what the pandas analysis wrote, with sizes and
+    # xxh128 as xxh128sum computes them on the host; nothing else but the
+    # font caches the libraries keep in $HOME
+    rf=$W/report-files
+    mkdir -p "$rf" && chmod 777 "$rf"
+    timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --report "$W/files.report" --ro-bind "$ROOT/examples" /examples \
+        --bind "$rf" /out -- python3 /examples/analysis.py /out </dev/null >/dev/null 2>&1
+    j=$( (cd "$rf" && xxh128sum summary.csv monthly.csv revenue.png) | $PY -c '
+import json, os, sys
+want = {"/out/" + l.split()[1]: l.split()[0] for l in sys.stdin}
+r = json.load(open(sys.argv[1]))
+got = {f["path"]: f for f in r["files"]}
+bad = []
+for p, h in want.items():
+    f = got.get(p)
+    size = os.path.getsize(os.path.join(sys.argv[2], os.path.basename(p)))
+    if not f or f["xxh128"] != h or f["size"] != size:
+        bad.append("%s: %r, want size %d xxh128 %s" % (p, f, size, h))
+others = [p for p in got if p not in want and not p.startswith("/workspace/.cache/")]
+if others:
+    bad.append("files not written by the analysis: %s" % others[:5])
+print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
+    [ -z "$j" ] || msg="$msg; files: $j"
     lim ok "status=OK exitcode=0 killed=false enforcement=rlimits+polling processes=1" -- true
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
