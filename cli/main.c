@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -506,6 +507,16 @@ static int cmd_run(int argc, char **argv)
 		} else {
 			sb.opt.chdir = p.vpath[0] ? strdup(p.vpath) : chdir_to;
 			code = sandbox_run(&sb);
+			/* A program that failed with its writable layers full
+			 * failed of the disk limit (it saw ENOSPC): DL. */
+			struct statvfs fs;
+			if (disk_limit && (!strcmp(sb.res.status, "RE") || !strcmp(sb.res.status, "SG")) &&
+			    statvfs(scratch, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < 65536) {
+				snprintf(sb.res.status, sizeof sb.res.status, "DL");
+				sb.res.limit = "disk";
+				snprintf(sb.res.message, sizeof sb.res.message,
+					 "disk limit of %llu bytes reached (the program got ENOSPC)", disk_limit);
+			}
 		}
 		if (r == 0)
 			vfs_path_release(&p);

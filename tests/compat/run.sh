@@ -509,6 +509,10 @@ if others:
     bad.append("files not written by the analysis: %s" % others[:5])
 print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
     [ -z "$j" ] || msg="$msg; files: $j"
+    if [ "$(id -u)" = 0 ]; then # --disk-limit is a tmpfs: root only
+        lim dl "status=DL limit=disk exitcode=1" --disk-limit 8M -- sh -c \
+            'dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>/dev/null || exit 1'
+    fi
     lim ok "status=OK exitcode=0 killed=false enforcement=rlimits+polling processes=1" -- true
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
