@@ -46,8 +46,8 @@ enum net_dest {
 enum net_mode {
 	NET_NETNS,      /* moat is root: the sandbox lives in the private namespace */
 	NET_USERNS,     /* moat is not root: a helper process in a user and network
-			 * namespace of its own makes the private world's sockets,
-			 * and the sandbox's move there when they use loopback */
+			 * namespace of its own makes every TCP/UDP socket of the
+			 * sandbox there (socket() is supervised in this mode) */
 	NET_NONE,       /* no private namespace: loopback is refused too */
 };
 

@@ -598,10 +598,10 @@ struct verdict sys_connect(struct call *c)
 /* ---- bind, listen ---- */
 
 /* An inet socket the sandbox binds or listens on must live in the private
- * world.  Without root (NET_USERNS) the sandbox's own sockets start in the
- * host's: an unbound one moves (a new one takes its fd number).  One that
- * is bound there — only moat's connects bind host sockets — stays, and is
- * refused.  0 with *s the socket to use, or -errno (-EACCES: refused). */
+ * world.  A socket of the host's there is one moat put there for an
+ * allowed destination: without root (NET_USERNS), an unbound one (its
+ * connect failed) moves back (a new one takes its fd number); a bound one
+ * stays, and is refused, as it always is as root.  0 with *s the socket to use, or -errno (-EACCES: refused). */
 static int to_private(struct call *c, int fd, int *s)
 {
 	struct net *n = c->sb->net;

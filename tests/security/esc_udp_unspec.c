@@ -4,10 +4,7 @@
  * connect(AF_UNSPEC), and write(2): the kernel binds the unconnected socket
  * by itself (see below).  Found by the review of the non-root mode.
  *
- * Without root the sandbox's inet sockets start in the host's namespace
- * (docs/network.md "Two worlds"): moat moves one to the private world only
- * when it goes through bind, listen, connect or an addressed send.  But the
- * kernel binds an unbound UDP socket by itself on its first send
+ * The kernel binds an unbound UDP socket by itself on its first send
  * (inet_send_prepare -> inet_autobind), before udp_sendmsg finds there is
  * no destination: write(2) (and sendto with no address, which the filter
  * lets run in the kernel) fails EDESTADDRREQ and leaves the socket bound to
@@ -15,8 +12,9 @@
  * then send into the sandbox, which reads it with recvfrom — the inbound
  * half of what host_udp_peer() exists to prevent, and nothing is audited.
  *
- * Fixture: a host process that sends $ESC_TOKEN to every UDP port owned by
- * the sandbox's uid in the host's /proc/net/udp (the attacker outside).
+ * Fixture: udp_spray.py, a host process that sends $ESC_TOKEN to every UDP
+ * port of the host's /proc/net/udp held by a process of this attempt's pid
+ * namespace (the attacker outside; never another program's port).
  *
  * Under moat an AF_UNSPEC connect of a UDP socket of the host's namespace
  * puts a fresh unconnected socket of the private world in its place.
