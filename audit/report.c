@@ -102,7 +102,22 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		r->procs_max ? r->procs_max : 1);
 	counts(f, "supervised", sb->supervised);
 	counts(f, "denied", sb->denied);
-	fputs(",\"enforcement\":\"rlimits+polling\"", f);
+	/* cgroup: the kernel holds every memory and task limit set;
+	 * cgroup+polling: it holds some, moat's sampling the rest. */
+	const struct cgroups *cg = &sb->cg;
+	bool held = (!l->mem_bytes || cg->ver[CGP_MEMORY]) && (!l->pids || cg->ver[CGP_PIDS]);
+	fprintf(f, ",\"enforcement\":\"%s\"",
+		!cgroup_any(cg) ? "rlimits+polling" : held ? "cgroup" : "cgroup+polling");
+	static const char *const piece[CGP_N] = { "memory", "pids", "cpu", "kill" };
+	fputs(",\"cgroup\":{", f);
+	for (int p = 0; p < CGP_N; p++)
+		if (cg->ver[p])
+			fprintf(f, "%s\"%s\":\"v%d\"", p ? "," : "", piece[p], cg->ver[p]);
+		else
+			fprintf(f, "%s\"%s\":null", p ? "," : "", piece[p]);
+	fputc('}', f);
+	if (r->mem_peak)
+		fprintf(f, ",\"memory-peak\":%llu", (unsigned long long)(r->mem_peak / 1024));
 	fprintf(f, ",\"limits\":{\"time\":%g,\"wall-time\":%g,\"memory\":%llu,\"processes\":%u,"
 		   "\"file-size\":%llu,\"open-files\":%u,\"kill-grace\":%g}",
 		l->cpu_s, l->wall_s, (unsigned long long)l->mem_bytes, l->pids,

@@ -47,10 +47,16 @@ static void usage(FILE *f)
 	      "  --hostname NAME     the sandbox's host name (default moat)\n"
 	      "  --time-limit SEC    CPU time of all sandbox processes together (TO)\n"
 	      "  --wall-time-limit SEC  wall time from the first exec (TW)\n"
-	      "  --memory-limit SIZE resident memory of all processes together (ML; K, M, G)\n"
-	      "  --pids-limit N      processes alive at once (PL)\n"
+	      "  --memory-limit SIZE memory of all processes together (ML; K, M, G; default\n"
+	      "                      half the host's RAM; none: no limit)\n"
+	      "  --pids-limit N      tasks (processes and threads) alive at once (PL;\n"
+	      "                      default 4096; none: no limit)\n"
 	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
 	      "  --kill-grace SEC    SIGTERM, then SIGKILL after SEC (default 0.5)\n"
+	      "  --cgroup MODE       auto (default): the kernel enforces memory and tasks in\n"
+	      "                      cgroups of the sandbox's own where moat may make them;\n"
+	      "                      off: moat's own accounting only; required: fail without\n"
+	      "                      them\n"
 	      "  --report FILE       write the run report (JSON) to FILE; - for stderr\n"
 	      "  --output-limit SIZE stdout and stderr together; the rest is cut (OL)\n"
 	      "  --json              print stdout, stderr (each capped at 1 MiB) and the report\n"
@@ -63,6 +69,13 @@ static void usage(FILE *f)
 	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
 	      "  --version, --help\n",
 	      f);
+}
+
+/* Half the host's RAM: the default memory limit (0, none, when unknown). */
+static uint64_t default_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 : 0;
 }
 
 static int die(const char *fmt, const char *arg, const char *hint)
@@ -187,7 +200,10 @@ static int cmd_run(int argc, char **argv)
 	bool uid_set = false;
 	static struct net net;
 	char neterr[512];
-	struct limits lim = { .grace_s = 0.5 };
+	/* The defaults keep the host alive whatever runs: a fork bomb stops
+	 * at 4096 tasks, a runaway allocation at half the RAM. */
+	struct limits lim = { .grace_s = 0.5, .pids = 4096, .mem_bytes = default_memory() };
+	enum cg_use cg_use = CG_AUTO;
 	const char *report = NULL;
 	bool json = false;
 
@@ -220,7 +236,7 @@ static int cmd_run(int argc, char **argv)
 			 !strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit") ||
 			 !strcmp(a, "--file-size-limit") || !strcmp(a, "--open-files-limit") ||
 			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report") ||
-			 !strcmp(a, "--output-limit"))
+			 !strcmp(a, "--output-limit") || !strcmp(a, "--cgroup"))
 			need = 1;
 		else if (!strcmp(a, "--json"))
 			need = 0;
@@ -318,6 +334,21 @@ static int cmd_run(int argc, char **argv)
 				lim.wall_s = s;
 			else
 				lim.grace_s = s;
+		} else if (!strcmp(a, "--cgroup")) {
+			if (!strcmp(x, "auto"))
+				cg_use = CG_AUTO;
+			else if (!strcmp(x, "off"))
+				cg_use = CG_OFF;
+			else if (!strcmp(x, "required"))
+				cg_use = CG_REQUIRED;
+			else
+				return die("--cgroup %s: expected auto, off or required", x, NULL);
+		} else if (!strcmp(x, "none") &&
+			   (!strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit"))) {
+			if (a[2] == 'm')
+				lim.mem_bytes = 0;
+			else
+				lim.pids = 0;
 		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit") ||
 			   !strcmp(a, "--output-limit")) {
 			unsigned long long b;
@@ -389,6 +420,9 @@ static int cmd_run(int argc, char **argv)
 	static struct sandbox sb;
 	sb.net = &net;
 	sb.lim = lim;
+	char cgerr[512];
+	if (cgroup_setup(&sb.cg, cg_use, &lim, cgerr, sizeof cgerr) < 0)
+		return die("%s", cgerr, NULL);
 	sb.out.on = json || lim.output_bytes;
 	sb.out.capture = json;
 	sb.out.limit = lim.output_bytes;
@@ -507,6 +541,7 @@ static int cmd_run(int argc, char **argv)
 		} else {
 			sb.opt.chdir = p.vpath[0] ? strdup(p.vpath) : chdir_to;
 			code = sandbox_run(&sb);
+			cgroup_cleanup(&sb.cg);
 			/* A program that failed with its writable layers full
 			 * failed of the disk limit (it saw ENOSPC): DL. */
 			struct statvfs fs;

@@ -24,9 +24,12 @@ uint64_t limits_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool limits_watched(const struct limits *l)
+bool limits_watched(const struct sandbox *sb)
 {
-	return l->cpu_s > 0 || l->wall_s > 0 || l->mem_bytes > 0;
+	const struct limits *l = &sb->lim;
+	/* A refused fork is seen only in the cgroup's pids.events. */
+	return l->cpu_s > 0 || l->wall_s > 0 || l->mem_bytes > 0 ||
+	       (l->pids && sb->cg.ver[CGP_PIDS]);
 }
 
 void limits_child(const struct limits *l)
@@ -54,8 +57,10 @@ static int signal_one(struct proc *p, void *arg)
 	return 0;
 }
 
-static void signal_all(int sig)
+static void signal_all(struct sandbox *sb, int sig)
 {
+	if (sig == SIGKILL)
+		cgroup_kill(&sb->cg);
 	proc_foreach(signal_one, &sig);
 	if (sig == SIGKILL)
 		task_kill_unlinked();
@@ -68,21 +73,26 @@ static int count_one(struct proc *p, void *arg)
 	return 0;
 }
 
-void limits_proc_born(struct sandbox *sb)
+void limits_proc_born(struct sandbox *sb, bool thread)
 {
 	struct run_result *r = &sb->res;
-	r->procs_started++;
+	if (!thread)
+		r->procs_started++;
 	if (r->stopping && !r->kill_at_ns) {
-		signal_all(SIGKILL); /* born while the sandbox is being killed */
+		signal_all(sb, SIGKILL); /* born while the sandbox is being killed */
 		return;
 	}
 	unsigned n = 0;
 	proc_foreach(count_one, &n);
 	if (n > r->procs_max)
 		r->procs_max = n;
-	if (sb->lim.pids && n > sb->lim.pids) {
+	/* Tasks, as the kernel's pids controller counts them; with the
+	 * cgroup in force the kernel refuses the fork before it is seen. */
+	unsigned tasks = task_count();
+	if (sb->lim.pids && tasks > sb->lim.pids) {
 		char msg[128];
-		snprintf(msg, sizeof msg, "more than %u processes at once", sb->lim.pids);
+		snprintf(msg, sizeof msg, "more than %u tasks (processes and threads) at once",
+			 sb->lim.pids);
 		/* A fork bomb gets no grace: every moment makes more. */
 		limits_stop(sb, "PL", "processes", msg, true);
 	}
@@ -102,10 +112,21 @@ void limits_stop(struct sandbox *sb, const char *status, const char *limit, cons
 	}
 	if (now || sb->lim.grace_s <= 0) {
 		r->kill_at_ns = 0;
-		signal_all(SIGKILL);
+		signal_all(sb, SIGKILL);
 	} else {
-		signal_all(SIGTERM);
+		signal_all(sb, SIGTERM);
 	}
+}
+
+/* The kernel enforced the memory limit: it killed a process at it. */
+static const char *oom_message(struct sandbox *sb)
+{
+	static char msg[160];
+	snprintf(msg, sizeof msg,
+		 "memory limit of %llu bytes exceeded (the kernel's OOM killer stopped a process "
+		 "at it)",
+		 (unsigned long long)sb->lim.mem_bytes);
+	return msg;
 }
 
 struct sample {
@@ -163,7 +184,7 @@ void limits_tick(struct sandbox *sb)
 		 * the sandbox is left (a child born meanwhile included). */
 		if (!r->kill_at_ns || now >= r->kill_at_ns) {
 			r->kill_at_ns = 0;
-			signal_all(SIGKILL);
+			signal_all(sb, SIGKILL);
 		}
 		return;
 	}
@@ -173,12 +194,28 @@ void limits_tick(struct sandbox *sb)
 		limits_stop(sb, "TW", "wall-time", msg, false);
 		return;
 	}
+	struct cgroups *cg = &sb->cg;
+	if (l->pids && cgroup_pids_refused(cg)) {
+		char msg[128];
+		snprintf(msg, sizeof msg,
+			 "more than %u tasks (processes and threads) at once: a fork was refused",
+			 l->pids);
+		limits_stop(sb, "PL", "processes", msg, true);
+		return;
+	}
+	if (l->mem_bytes && cgroup_oom_kills(cg)) {
+		limits_stop(sb, "ML", "memory", oom_message(sb), true);
+		return;
+	}
 	if (now - r->last_sample_ns < SAMPLE_NS)
 		return;
 	r->last_sample_ns = now;
 	struct sample s = { 0, 0 };
 	proc_foreach(sample_one, &s);
-	r->cpu_s = s.cpu_s + reaped_cpu();
+	/* The cgroup's CPU counts every process that ran in it, exited
+	 * ones whose parent never waited for them included. */
+	double cg_cpu = cgroup_cpu(cg, NULL, NULL);
+	r->cpu_s = cg_cpu >= 0 ? cg_cpu : s.cpu_s + reaped_cpu();
 	r->rss_kb = s.rss_kb;
 	if (s.rss_kb > r->max_rss_kb)
 		r->max_rss_kb = s.rss_kb;
@@ -186,7 +223,7 @@ void limits_tick(struct sandbox *sb)
 		char msg[128];
 		snprintf(msg, sizeof msg, "CPU time limit of %g s exceeded", l->cpu_s);
 		limits_stop(sb, "TO", "time", msg, false);
-	} else if (l->mem_bytes && s.rss_kb * 1024 > l->mem_bytes) {
+	} else if (l->mem_bytes && !cg->ver[CGP_MEMORY] && s.rss_kb * 1024 > l->mem_bytes) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu resident)",
 			 (unsigned long long)l->mem_bytes, (unsigned long long)s.rss_kb * 1024);
@@ -205,6 +242,28 @@ void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 		r->cpu_sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 		if ((uint64_t)ru.ru_maxrss > r->max_rss_kb)
 			r->max_rss_kb = (uint64_t)ru.ru_maxrss;
+	}
+	struct cgroups *cg = &sb->cg;
+	double user, sys;
+	if (cgroup_cpu(cg, &user, &sys) >= 0) {
+		r->cpu_user = user;
+		r->cpu_sys = sys;
+	}
+	r->mem_peak = cgroup_memory_peak(cg);
+	/* A limit the kernel enforced between the last tick and the end. */
+	if (!r->stopping && !moat_failed && sb->lim.mem_bytes && cgroup_oom_kills(cg)) {
+		snprintf(r->status, sizeof r->status, "ML");
+		r->limit = "memory";
+		snprintf(r->message, sizeof r->message, "%s", oom_message(sb));
+		return;
+	}
+	if (!r->stopping && !moat_failed && sb->lim.pids && cgroup_pids_refused(cg)) {
+		snprintf(r->status, sizeof r->status, "PL");
+		r->limit = "processes";
+		snprintf(r->message, sizeof r->message,
+			 "more than %u tasks (processes and threads) at once: a fork was refused",
+			 sb->lim.pids);
+		return;
 	}
 	if (r->stopping)
 		return; /* the limit's verdict stands */

@@ -1,10 +1,12 @@
 /* Limits of the whole sandbox, and the verdict of a run (docs/limits.md).
  *
- * Enforcement on this kind of host (no cgroup v2 controllers: the fallback
- * the issue names): moat sees every fork (ptrace) and samples every
- * sandbox process's CPU time and resident memory from /proc while it runs;
- * rlimits in the first process back up what a process could do alone
- * (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE).  The report names it. */
+ * Enforcement: the kernel's, through the sandbox's cgroups where moat may
+ * make them (cgroup.h: memory, tasks, CPU accounting, the kill); moat's
+ * own otherwise: it sees every fork and clone (ptrace) and samples every
+ * sandbox process's CPU time and resident memory from /proc while it
+ * runs.  rlimits in the first process back up what a process could do
+ * alone (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE).  The report names what
+ * was in force. */
 #ifndef MOAT_LIMITS_H
 #define MOAT_LIMITS_H
 
@@ -17,7 +19,7 @@ struct limits {
 	double wall_s;           /* --wall-time-limit */
 	double grace_s;          /* --kill-grace: SIGTERM to SIGKILL */
 	uint64_t mem_bytes;      /* --memory-limit: resident memory, all together */
-	unsigned pids;           /* --pids-limit: processes alive at once */
+	unsigned pids;           /* --pids-limit: tasks (processes, threads) alive at once */
 	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
 	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
 	uint64_t output_bytes;   /* --output-limit: stdout and stderr together */
@@ -38,6 +40,7 @@ struct run_result {
 	double cpu_s;            /* sampled while running, for the TO verdict */
 	double cpu_user, cpu_sys;
 	uint64_t rss_kb, max_rss_kb;
+	uint64_t mem_peak;       /* the memory cgroup's peak charge, bytes (0: none) */
 	unsigned procs_started, procs_max;
 	uint64_t last_sample_ns;
 };
@@ -47,12 +50,12 @@ struct sandbox;
 /* CLOCK_MONOTONIC in ns. */
 uint64_t limits_now(void);
 /* Any limit the loop must watch (it then wakes every few ms)? */
-bool limits_watched(const struct limits *l);
+bool limits_watched(const struct sandbox *sb);
 /* In the first process, before exec: the rlimits that back the limits up. */
 void limits_child(const struct limits *l);
-/* A process was born (fork/clone seen): count, and stop the sandbox past
- * the process limit. */
-void limits_proc_born(struct sandbox *sb);
+/* A task was born (fork or clone seen; `thread`: a thread of a process
+ * moat knows): count, and stop the sandbox past the task limit. */
+void limits_proc_born(struct sandbox *sb, bool thread);
 /* Sample and decide: called by the loop at each wake. */
 void limits_tick(struct sandbox *sb);
 /* Stop the whole sandbox for `status` (SIGTERM, grace, SIGKILL; SIGKILL at

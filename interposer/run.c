@@ -351,6 +351,15 @@ int sandbox_run(struct sandbox *sb)
 	}
 	t->linked = true;
 	t->started = true; /* seized, never auto-attached: no initial stop */
+	/* Into the cgroups before it runs anything of the program's: all it
+	 * starts is born there. */
+	if (cgroup_attach(&sb->cg, child) < 0) {
+		fprintf(stderr, "moat: --cgroup required: the sandbox could not be moved into its "
+				"cgroups; use --cgroup auto\n");
+		kill(child, SIGKILL);
+		waitpid(child, NULL, __WALL);
+		return 125;
+	}
 	if (write(sync[1], "g", 1) != 1) {
 		fprintf(stderr, "moat: sandbox setup failed\n");
 		return 125;
@@ -407,12 +416,13 @@ int sandbox_run(struct sandbox *sb)
 		if (sb->init_done) {
 			/* The first process is gone: nothing it started outlives it,
 			 * including children born while the others were dying. */
+			cgroup_kill(&sb->cg);
 			proc_foreach(kill_one, NULL);
 			task_kill_unlinked();
 		}
 		if (resweep)
 			resweep = net_jobs_sweep();
-		bool watch = limits_watched(&sb->lim) || sb->res.stopping;
+		bool watch = limits_watched(sb) || sb->res.stopping;
 		pfd[4].fd = sb->out.rd[0];
 		pfd[5].fd = sb->out.rd[1];
 		int n = poll(pfd, 6, watch ? 10 : resweep ? 100 : -1);
@@ -431,6 +441,7 @@ int sandbox_run(struct sandbox *sb)
 				/* The first signal is the program's to handle; a
 				 * second one ends the whole sandbox. */
 				if (forwarded++) {
+					cgroup_kill(&sb->cg);
 					proc_foreach(kill_one, NULL);
 					task_kill_unlinked();
 				}

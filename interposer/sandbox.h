@@ -9,6 +9,7 @@
 
 #include <linux/filter.h>
 
+#include "interposer/cgroup.h"
 #include "interposer/limits.h"
 #include "interposer/output.h"
 #include "syscall-table/table.h"
@@ -44,6 +45,7 @@ struct sandbox {
 	uint64_t supervised[SC_NCLASS];
 	uint64_t denied[SC_NCLASS];
 	struct limits lim;        /* what the run may use (cli) */
+	struct cgroups cg;        /* the kernel's enforcement of them (cgroup.c) */
 	struct run_result res;    /* what it came to (interposer/limits.c) */
 	struct output out;        /* stdout/stderr relayed or captured (output.c) */
 };

@@ -57,7 +57,6 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 			return;
 		}
 		snprintf(np->exe, sizeof np->exe, "%s", pp->exe);
-		limits_proc_born(sb);
 	}
 	if (!t) {
 		t = task_add(child, np);
@@ -70,6 +69,7 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 		np->refs++;
 	}
 	t->linked = true;
+	limits_proc_born(sb, flags & CLONE_THREAD);
 	if (held) {
 		t->held = false;
 		t->started = true;

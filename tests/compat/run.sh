@@ -426,23 +426,40 @@ fi
 
 # --- limits and the run report (issue 5, docs/limits.md) -------------------
 # Each verdict with a real offender, checked in the report; under moat only.
-if want limits; then
+# Twice: as moat chooses (--cgroup auto: the kernel's cgroups where moat may
+# make them) and with the fallback forced (--cgroup off: moat's own
+# accounting), each pass naming its enforcement in every report.
+limits_pass() { # case-name cgroup-mode
+    local case=$1 cg=$2 enf pieces
     msg=""
+    # What this pass must report: cgroups as root where the host has them
+    # (moat --cgroup required says whether it has), the fallback otherwise.
+    enf=rlimits+polling
+    if [ "$cg" = auto ] && [ "$(id -u)" = 0 ] &&
+        "$MOAT" run --cgroup required --memory-limit 64M --pids-limit 64 -- true </dev/null >/dev/null 2>&1; then
+        enf=cgroup
+    elif [ "$cg" = auto ]; then
+        echo "  ($case: no cgroup moat may use here: this pass checks the fallback)"
+    fi
     lim() { # name "expectations" moat-options... -- cmd...
         local name=$1 exp=$2 out
         shift 2
-        timeout -k 5 60 "$MOAT" run --report "$W/$name.report" "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err"
+        timeout -k 5 60 "$MOAT" run --cgroup "$cg" --report "$W/$name.report" "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err"
         echo $? >"$W/$name.rc"
         # shellcheck disable=SC2086
-        out=$($PY "$ROOT/tests/compat/report_check.py" "$W/$name.report" $exp 2>&1)
+        out=$($PY "$ROOT/tests/compat/report_check.py" "$W/$name.report" enforcement=$enf $exp 2>&1)
         [ -z "$out" ] || msg="$msg; $name: $out"
     }
     lim to "status=TO limit=time time>=1.0 time<=1.1 killed=true" \
         --time-limit 1 -- python3 -c 'while True: pass'
     lim tw "status=TW limit=wall-time time-wall>=1.0 time-wall<=1.5" \
         --wall-time-limit 1 -- python3 -c 'import time; time.sleep(100)'
+    # With the kernel enforcing, the memory cgroup's peak never passes the
+    # limit (moat's sampling lets a fast allocation overshoot a little).
+    pieces=""
+    [ "$enf" = cgroup ] && pieces="memory-peak<=131072"
     before=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
-    lim ml "status=ML limit=memory exitsig=9" --memory-limit 128M -- python3 -c '
+    lim ml "status=ML limit=memory exitsig=9 $pieces" --memory-limit 128M -- python3 -c '
 b = bytearray()
 while len(b) < 256 * 2**20:
     b += b"x" * 2**20' moat-ml-marker
@@ -457,12 +474,31 @@ while len(b) < 256 * 2**20:
         sleep 0.3
     done
     [ $((before - after)) -lt 204800 ] || msg="$msg; ml: the host has $(( (before - after) / 1024 )) MB less available"
+    # Memory of several processes together: four of 48 MB each pass 128M
+    # only as a whole.
+    lim ml-many "status=ML limit=memory" --memory-limit 128M -- python3 -c '
+import os, time
+for _ in range(4):
+    if os.fork() == 0:
+        b = bytearray(48 * 2**20)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        time.sleep(30)
+        os._exit(0)
+time.sleep(30)'
     t0=$(date +%s)
     lim pl "status=PL limit=processes" --pids-limit 40 -- sh -c 'b() { b & b & wait; }; b; : moat-forkbomb-marker'
     [ $(( $(date +%s) - t0 )) -lt 20 ] || msg="$msg; pl: the fork bomb took $(( $(date +%s) - t0 )) s to stop"
     sleep 0.2
     left=$(pgrep -fc moat-forkbomb-marker)
     [ "$left" = 0 ] || msg="$msg; pl: $left processes of the fork bomb left"
+    # Threads count as the kernel's pids controller counts them: a process
+    # that starts 50 threads passes a limit of 20.
+    lim pl-threads "status=PL limit=processes" --pids-limit 20 -- python3 -c '
+import threading, time
+ts = [threading.Thread(target=time.sleep, args=(30,)) for _ in range(50)]
+for t in ts:
+    t.start()'
     # a daemon that double-forks and leaves its session: killed with the rest
     lim daemon "status=TW" --wall-time-limit 1 -- sh -c \
         '(setsid sh -c "sleep 100; : moat-daemon-marker" &) ; sleep 100'
@@ -478,20 +514,21 @@ while True:
     grep -q '^\[moat: output limit of 10240 bytes reached; the rest was cut\]$' "$W/ol.out" ||
         msg="$msg; ol: no marker where the output was cut"
     # --json: both streams and the report as one object on stdout
-    out=$(timeout -k 5 60 "$MOAT" run --json -- sh -c 'echo out; echo "err é" >&2; exit 3' </dev/null 2>"$W/json.err")
+    out=$(timeout -k 5 60 "$MOAT" run --cgroup "$cg" --json -- sh -c 'echo out; echo "err é" >&2; exit 3' </dev/null 2>"$W/json.err")
     j=$($PY -c '
 import json, sys
 r = json.loads(sys.stdin.read())
 ok = r["stdout"] == "out\n" and r["stderr"] == "err \u00e9\n" and r["report"]["status"] == "RE" \
-    and r["report"]["exitcode"] == 3 and r["stdout-truncated"] is False
-print("" if ok else "got %r" % {k: r.get(k) for k in ("stdout", "stderr")})' <<<"$out" 2>&1)
+    and r["report"]["exitcode"] == 3 and r["stdout-truncated"] is False \
+    and r["report"]["enforcement"] == sys.argv[1]
+print("" if ok else "got %r" % {k: r.get(k) for k in ("stdout", "stderr", "report")})' "$enf" <<<"$out" 2>&1)
     [ -z "$j" ] || msg="$msg; json: $j"
     # the report's files: what the pandas analysis wrote, with sizes and
     # xxh128 as xxh128sum computes them on the host; nothing else but the
     # font caches the libraries keep in $HOME
-    rf=$W/report-files
+    rf=$W/report-files-$cg
     mkdir -p "$rf" && chmod 777 "$rf"
-    timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --report "$W/files.report" --ro-bind "$ROOT/examples" /examples \
+    timeout -k 5 "$CASE_TIMEOUT" "$MOAT" run --cgroup "$cg" --report "$W/files.report" --ro-bind "$ROOT/examples" /examples \
         --bind "$rf" /out -- python3 /examples/analysis.py /out </dev/null >/dev/null 2>&1
     j=$( (cd "$rf" && xxh128sum summary.csv monthly.csv revenue.png) | $PY -c '
 import json, os, sys
@@ -507,19 +544,26 @@ for p, h in want.items():
 others = [p for p in got if p not in want and not p.startswith("/workspace/.cache/")]
 if others:
     bad.append("files not written by the analysis: %s" % others[:5])
+if r["status"] != "OK":
+    bad.append("status %s: %s" % (r["status"], r["message"]))
 print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
     [ -z "$j" ] || msg="$msg; files: $j"
     if [ "$(id -u)" = 0 ]; then # --disk-limit is a tmpfs: root only
         lim dl "status=DL limit=disk exitcode=1" --disk-limit 8M -- sh -c \
             'dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>/dev/null || exit 1'
     fi
-    lim ok "status=OK exitcode=0 killed=false enforcement=rlimits+polling processes=1" -- true
+    lim ok "status=OK exitcode=0 killed=false processes=1" -- true
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
     [ "$(cat "$W/to.rc")" = 143 ] || msg="$msg; to: moat exited $(cat "$W/to.rc"), want 143 (SIGTERM)"
     [ "$(cat "$W/re.rc")" = 3 ] || msg="$msg; re: moat exited $(cat "$W/re.rc"), want 3"
-    report limits "${msg#; }"
-fi
+    # No cgroup of moat's is left behind, whatever the verdicts were.
+    left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'moat-*' 2>/dev/null | head -3 | tr '\n' ' ')
+    [ -z "$left" ] || msg="$msg; cgroups left behind: $left"
+    report "$case" "${msg#; }"
+}
+if want limits; then limits_pass limits auto; fi
+if want limits-fallback; then limits_pass limits-fallback off; fi
 
 # --- real workloads (issue 3) ---------------------------------------------
 # Programs people run in a sandbox, each on its own: venv, multiprocessing
@@ -884,6 +928,18 @@ if want bad-input; then
     check125 "zero memory limit" run --memory-limit 0 -- true
     check125 "zero pids limit" run --pids-limit 0 -- true
     check125 "bad output limit" run --output-limit -5 -- true
+    check125 "bad cgroup mode" run --cgroup maybe -- true
+    # a user moat may not make cgroups for, who requires them: one line,
+    # 125, nothing made (as root the same run must work where it can)
+    if [ "$(id -u)" = 0 ]; then
+        setpriv --reuid 65534 --regid 65534 --clear-groups "$MOAT" run --cgroup required -- true \
+            </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        rc=$?
+        [ "$rc" = 125 ] && [ "$(wc -l <"$W/bad.err")" = 1 ] && grep -q '^moat: --cgroup required' "$W/bad.err" ||
+            msg="$msg; cgroup required without one: exit $rc, stderr $(head -c 300 "$W/bad.err")"
+        left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'moat-*' 2>/dev/null | head -3 | tr '\n' ' ')
+        [ -z "$left" ] || msg="$msg; cgroup required without one: left $left"
+    fi
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
         after=$(ls -d /dev/shm/moat-skel-* 2>/dev/null | sort)
