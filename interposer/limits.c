@@ -14,8 +14,15 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 
-/* How often the sandbox's processes are sampled while a limit watches. */
+/* How often the sandbox's processes are sampled for moat's own memory
+ * accounting (the fallback). */
 #define SAMPLE_NS (20u * 1000 * 1000)
+/* How often the cgroups' counters are read: the kernel enforces the
+ * limits meanwhile; this only stops the rest of the sandbox. */
+#define CG_CHECK_NS (100u * 1000 * 1000)
+/* The CPU time is looked at when the limit could first be reached, but
+ * not more often than this. */
+#define CPU_MIN_NS (5u * 1000 * 1000)
 
 uint64_t limits_now(void)
 {
@@ -30,6 +37,36 @@ bool limits_watched(const struct sandbox *sb)
 	/* A refused fork is seen only in the cgroup's pids.events. */
 	return l->cpu_s > 0 || l->wall_s > 0 || l->mem_bytes > 0 ||
 	       (l->pids && sb->cg.ver[CGP_PIDS]);
+}
+
+/* Does moat sample /proc for memory (no memory cgroup)? */
+static bool memory_polled(const struct sandbox *sb)
+{
+	return sb->lim.mem_bytes && !sb->cg.ver[CGP_MEMORY];
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+int limits_timeout_ms(const struct sandbox *sb)
+{
+	const struct run_result *r = &sb->res;
+	const struct limits *l = &sb->lim;
+	if (r->stopping)
+		return 10; /* SIGKILL again until nothing is left */
+	uint64_t next = UINT64_MAX;
+	if (l->wall_s > 0)
+		next = r->t0_ns + (uint64_t)(l->wall_s * 1e9);
+	if (l->cpu_s > 0 || memory_polled(sb))
+		next = min_u64(next, r->next_sample_ns);
+	if ((l->mem_bytes && sb->cg.ver[CGP_MEMORY]) || (l->pids && sb->cg.ver[CGP_PIDS]))
+		next = min_u64(next, r->last_cg_ns + CG_CHECK_NS);
+	if (next == UINT64_MAX)
+		return -1;
+	uint64_t now = limits_now();
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
 }
 
 void limits_child(const struct limits *l)
@@ -188,14 +225,17 @@ void limits_tick(struct sandbox *sb)
 		}
 		return;
 	}
-	if (l->wall_s > 0 && (double)(now - r->t0_ns) / 1e9 >= l->wall_s) {
+	if (l->wall_s > 0 && now >= r->t0_ns + (uint64_t)(l->wall_s * 1e9)) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "wall time limit of %g s exceeded", l->wall_s);
 		limits_stop(sb, "TW", "wall-time", msg, false);
 		return;
 	}
 	struct cgroups *cg = &sb->cg;
-	if (l->pids && cgroup_pids_refused(cg)) {
+	bool cg_due = now >= r->last_cg_ns + CG_CHECK_NS;
+	if (cg_due)
+		r->last_cg_ns = now;
+	if (cg_due && l->pids && cgroup_pids_refused(cg)) {
 		char msg[128];
 		snprintf(msg, sizeof msg,
 			 "more than %u tasks (processes and threads) at once: a fork was refused",
@@ -203,27 +243,41 @@ void limits_tick(struct sandbox *sb)
 		limits_stop(sb, "PL", "processes", msg, true);
 		return;
 	}
-	if (l->mem_bytes && cgroup_oom_kills(cg)) {
+	if (cg_due && l->mem_bytes && cgroup_oom_kills(cg)) {
 		limits_stop(sb, "ML", "memory", oom_message(sb), true);
 		return;
 	}
-	if (now - r->last_sample_ns < SAMPLE_NS)
+	if (!(l->cpu_s > 0 || memory_polled(sb)) || now < r->next_sample_ns)
 		return;
-	r->last_sample_ns = now;
-	struct sample s = { 0, 0 };
-	proc_foreach(sample_one, &s);
 	/* The cgroup's CPU counts every process that ran in it, exited
-	 * ones whose parent never waited for them included. */
+	 * ones whose parent never waited for them included; /proc is read
+	 * only for what the cgroups do not give. */
 	double cg_cpu = cgroup_cpu(cg, NULL, NULL);
+	struct sample s = { 0, 0 };
+	if (cg_cpu < 0 || memory_polled(sb)) {
+		proc_foreach(sample_one, &s);
+		r->rss_kb = s.rss_kb;
+		if (s.rss_kb > r->max_rss_kb)
+			r->max_rss_kb = s.rss_kb;
+	}
 	r->cpu_s = cg_cpu >= 0 ? cg_cpu : s.cpu_s + reaped_cpu();
-	r->rss_kb = s.rss_kb;
-	if (s.rss_kb > r->max_rss_kb)
-		r->max_rss_kb = s.rss_kb;
+	/* Next: in 20 ms for memory; for CPU time when the limit could first
+	 * be reached, every CPU of the host busy (it takes the sandbox at
+	 * least that long), so a long limit costs a few looks. */
+	uint64_t next = memory_polled(sb) ? SAMPLE_NS : UINT64_MAX;
+	if (l->cpu_s > r->cpu_s) {
+		static long ncpu;
+		if (!ncpu)
+			ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+		uint64_t d = (uint64_t)((l->cpu_s - r->cpu_s) / (double)ncpu * 1e9);
+		next = min_u64(next, d > CPU_MIN_NS ? d : CPU_MIN_NS);
+	}
+	r->next_sample_ns = now + (next == UINT64_MAX ? SAMPLE_NS : next);
 	if (l->cpu_s > 0 && r->cpu_s >= l->cpu_s) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "CPU time limit of %g s exceeded", l->cpu_s);
 		limits_stop(sb, "TO", "time", msg, false);
-	} else if (l->mem_bytes && !cg->ver[CGP_MEMORY] && s.rss_kb * 1024 > l->mem_bytes) {
+	} else if (memory_polled(sb) && s.rss_kb * 1024 > l->mem_bytes) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu resident)",
 			 (unsigned long long)l->mem_bytes, (unsigned long long)s.rss_kb * 1024);
@@ -243,6 +297,9 @@ void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 		if ((uint64_t)ru.ru_maxrss > r->max_rss_kb)
 			r->max_rss_kb = (uint64_t)ru.ru_maxrss;
 	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		r->moat_cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	struct cgroups *cg = &sb->cg;
 	double user, sys;
 	if (cgroup_cpu(cg, &user, &sys) >= 0) {

@@ -39,10 +39,12 @@ struct run_result {
 	struct timespec t0_real; /* the same start, CLOCK_REALTIME (file ctimes) */
 	double cpu_s;            /* sampled while running, for the TO verdict */
 	double cpu_user, cpu_sys;
+	double moat_cpu;         /* the supervisor's own CPU seconds (its threads too) */
 	uint64_t rss_kb, max_rss_kb;
 	uint64_t mem_peak;       /* the memory cgroup's peak charge, bytes (0: none) */
 	unsigned procs_started, procs_max;
-	uint64_t last_sample_ns;
+	uint64_t next_sample_ns; /* the next look at CPU time and memory */
+	uint64_t last_cg_ns;     /* the last read of the cgroups' counters */
 };
 
 struct sandbox;
@@ -56,7 +58,11 @@ void limits_child(const struct limits *l);
 /* A task was born (fork or clone seen; `thread`: a thread of a process
  * moat knows): count, and stop the sandbox past the task limit. */
 void limits_proc_born(struct sandbox *sb, bool thread);
-/* Sample and decide: called by the loop at each wake. */
+/* How long the loop may sleep before limits_tick must run (ms; -1: no
+ * limit needs a timer). */
+int limits_timeout_ms(const struct sandbox *sb);
+/* Decide: called by the loop at each wake-up (cheap unless a look at the
+ * processes is due). */
 void limits_tick(struct sandbox *sb);
 /* Stop the whole sandbox for `status` (SIGTERM, grace, SIGKILL; SIGKILL at
  * once with grace 0).  The first verdict stands. */

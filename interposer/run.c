@@ -425,7 +425,10 @@ int sandbox_run(struct sandbox *sb)
 		bool watch = limits_watched(sb) || sb->res.stopping;
 		pfd[4].fd = sb->out.rd[0];
 		pfd[5].fd = sb->out.rd[1];
-		int n = poll(pfd, 6, watch ? 10 : resweep ? 100 : -1);
+		int tmo = watch ? limits_timeout_ms(sb) : -1;
+		if (resweep && (tmo < 0 || tmo > 100))
+			tmo = 100;
+		int n = poll(pfd, 6, tmo);
 		if (watch)
 			limits_tick(sb);
 		if (n < 0) {
