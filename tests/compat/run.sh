@@ -429,6 +429,12 @@ fi
 # Twice: as moat chooses (--cgroup auto: the kernel's cgroups where moat may
 # make them) and with the fallback forced (--cgroup off: moat's own
 # accounting), each pass naming its enforcement in every report.
+cg_left() { # name moat-pid: no cgroup of that moat's is left (others run beside it)
+    local left
+    left=$(find /sys/fs/cgroup -maxdepth 6 -type d \( -name "moat-$2" -o -name "moat-$2-*" \) 2>/dev/null |
+        head -3 | tr '\n' ' ')
+    [ -z "$left" ] || msg="$msg; $1: cgroups left behind: $left"
+}
 limits_pass() { # case-name cgroup-mode
     local case=$1 cg=$2 enf pieces
     msg=""
@@ -444,11 +450,14 @@ limits_pass() { # case-name cgroup-mode
     lim() { # name "expectations" moat-options... -- cmd...
         local name=$1 exp=$2 out
         shift 2
-        timeout -k 5 60 "$MOAT" run --cgroup "$cg" --report "$W/$name.report" "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err"
+        # moat's pid names its cgroups (moat-PID): exec keeps the shell's
+        timeout -k 5 60 sh -c 'echo $$ >"$0"; exec "$@"' "$W/$name.pid" \
+            "$MOAT" run --cgroup "$cg" --report "$W/$name.report" "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err"
         echo $? >"$W/$name.rc"
         # shellcheck disable=SC2086
         out=$($PY "$ROOT/tests/compat/report_check.py" "$W/$name.report" enforcement=$enf $exp 2>&1)
         [ -z "$out" ] || msg="$msg; $name: $out"
+        cg_left "$name" "$(cat "$W/$name.pid")"
     }
     lim to "status=TO limit=time time>=1.0 time<=1.1 killed=true" \
         --time-limit 1 -- python3 -c 'while True: pass'
@@ -557,9 +566,6 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
     [ "$(cat "$W/to.rc")" = 143 ] || msg="$msg; to: moat exited $(cat "$W/to.rc"), want 143 (SIGTERM)"
     [ "$(cat "$W/re.rc")" = 3 ] || msg="$msg; re: moat exited $(cat "$W/re.rc"), want 3"
-    # No cgroup of moat's is left behind, whatever the verdicts were.
-    left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'moat-*' 2>/dev/null | head -3 | tr '\n' ' ')
-    [ -z "$left" ] || msg="$msg; cgroups left behind: $left"
     report "$case" "${msg#; }"
 }
 if want limits; then limits_pass limits auto; fi
@@ -932,13 +938,12 @@ if want bad-input; then
     # a user moat may not make cgroups for, who requires them: one line,
     # 125, nothing made (as root the same run must work where it can)
     if [ "$(id -u)" = 0 ]; then
-        setpriv --reuid 65534 --regid 65534 --clear-groups "$MOAT" run --cgroup required -- true \
-            </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        sh -c 'echo $$ >"$0"; exec setpriv --reuid 65534 --regid 65534 --clear-groups "$@"' "$W/bad.pid" \
+            "$MOAT" run --cgroup required -- true </dev/null >"$W/bad.out" 2>"$W/bad.err"
         rc=$?
         [ "$rc" = 125 ] && [ "$(wc -l <"$W/bad.err")" = 1 ] && grep -q '^moat: --cgroup required' "$W/bad.err" ||
             msg="$msg; cgroup required without one: exit $rc, stderr $(head -c 300 "$W/bad.err")"
-        left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name 'moat-*' 2>/dev/null | head -3 | tr '\n' ' ')
-        [ -z "$left" ] || msg="$msg; cgroup required without one: left $left"
+        cg_left "cgroup required without one" "$(cat "$W/bad.pid")"
     fi
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
