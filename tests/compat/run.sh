@@ -561,7 +561,22 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
         lim dl "status=DL limit=disk exitcode=1" --disk-limit 8M -- sh -c \
             'dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>/dev/null || exit 1'
     fi
+    # What a moat killed with SIGKILL leaves (an empty moat-PID whose moat
+    # is gone, a minute old) the next one removes; a fresh one, or one of a
+    # live process, it leaves alone.
+    if [ "$enf" = cgroup ]; then
+        v2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)$(sed -n 's/^0:://p' /proc/self/cgroup)
+        v2=${v2%/}
+        mkdir "$v2/moat-2147483001" "$v2/moat-2147483002" "$v2/moat-$$" 2>/dev/null
+        touch -d '2 minutes ago' "$v2/moat-2147483001" "$v2/moat-$$"
+    fi
     lim ok "status=OK exitcode=0 killed=false processes=1" -- true
+    if [ "$enf" = cgroup ]; then
+        [ ! -d "$v2/moat-2147483001" ] || msg="$msg; stale: a dead moat's old cgroup was not removed"
+        [ -d "$v2/moat-2147483002" ] || msg="$msg; stale: a fresh cgroup was removed"
+        [ -d "$v2/moat-$$" ] || msg="$msg; stale: a live process's cgroup was removed"
+        rmdir "$v2/moat-2147483001" "$v2/moat-2147483002" "$v2/moat-$$" 2>/dev/null
+    fi
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
     [ "$(cat "$W/to.rc")" = 143 ] || msg="$msg; to: moat exited $(cat "$W/to.rc"), want 143 (SIGTERM)"
