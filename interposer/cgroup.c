@@ -31,13 +31,11 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-/* moat's own cgroup directory in the hierarchy holding `ctrl` (v1), or in
- * the v2 hierarchy (ctrl NULL): its path in /proc/self/cgroup, under the
- * mount that shows that hierarchy. */
-static int own_dir(const char *ctrl, char *out, size_t n)
+int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ctrl, char *out,
+		  size_t n)
 {
 	char line[4096], cgpath[4096] = "";
-	FILE *f = fopen("/proc/self/cgroup", "re");
+	FILE *f = fopen(cgroup_file, "re");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof line, f)) {
@@ -53,9 +51,11 @@ static int own_dir(const char *ctrl, char *out, size_t n)
 		}
 	}
 	fclose(f);
-	if (cgpath[0] != '/')
+	/* Outside our cgroup namespace the kernel writes "/../..": not a
+	 * directory we could name. */
+	if (cgpath[0] != '/' || strstr(cgpath, "/..") || strstr(cgpath, "//"))
 		return -1;
-	f = fopen("/proc/self/mountinfo", "re");
+	f = fopen(mountinfo, "re");
 	if (!f)
 		return -1;
 	int found = -1;
@@ -85,6 +85,11 @@ static int own_dir(const char *ctrl, char *out, size_t n)
 	}
 	fclose(f);
 	return found;
+}
+
+static int own_dir(const char *ctrl, char *out, size_t n)
+{
+	return cgroup_dir_in("/proc/self/cgroup", "/proc/self/mountinfo", ctrl, out, n);
 }
 
 static int write_str(const char *dir, const char *name, const char *val)

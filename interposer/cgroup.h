@@ -76,5 +76,11 @@ uint64_t cgroup_memory_peak(struct cgroups *cg);
 bool cgroup_any(const struct cgroups *cg);
 /* Remove the directories (killing what is left in them first). */
 void cgroup_cleanup(struct cgroups *cg);
+/* A process's cgroup directory in the hierarchy holding controller `ctrl`
+ * (v1), or in the v2 hierarchy (ctrl NULL): its path in `cgroup_file`
+ * (/proc/PID/cgroup) under the mount in `mountinfo` that shows that part
+ * of the hierarchy.  0, or -1 when no mount shows it. */
+int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ctrl, char *out,
+		  size_t n);
 
 #endif
