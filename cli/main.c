@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
@@ -70,6 +71,9 @@ static void usage(FILE *f)
 	      "  --version, --help\n",
 	      f);
 }
+
+/* The open files moat needs at least (it uses about 40 for a run). */
+#define MOAT_MIN_FDS 128
 
 /* Half the host's RAM: the default memory limit (0, none, when unknown). */
 static uint64_t default_memory(void)
@@ -400,6 +404,23 @@ static int cmd_run(int argc, char **argv)
 	(void)uid_set;
 	if (i >= argc)
 		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
+	/* moat holds fds for the view, the cgroups and the network besides
+	 * each call's own: its soft limit goes up to the hard one, and the
+	 * program gets the caller's back (limits_child). */
+	struct rlimit nof;
+	if (getrlimit(RLIMIT_NOFILE, &nof) == 0) {
+		if (nof.rlim_cur < nof.rlim_max) {
+			struct rlimit up = { nof.rlim_max < 65536 ? nof.rlim_max : 65536, nof.rlim_max };
+			if (up.rlim_cur > nof.rlim_cur && setrlimit(RLIMIT_NOFILE, &up) == 0)
+				lim.nofile_caller = nof.rlim_cur;
+			nof.rlim_cur = up.rlim_cur;
+		}
+		if (nof.rlim_cur < MOAT_MIN_FDS) {
+			char n[32];
+			snprintf(n, sizeof n, "%llu", (unsigned long long)nof.rlim_cur);
+			return die("ulimit -n is %s", n, "moat needs 128 open files: raise it");
+		}
+	}
 	if (!kernel_ok())
 		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
 	if (disk_limit && persist)

@@ -85,6 +85,13 @@ void limits_child(const struct limits *l)
 	if (l->nofile) {
 		struct rlimit r = { l->nofile, l->nofile };
 		setrlimit(RLIMIT_NOFILE, &r);
+	} else if (l->nofile_caller) {
+		/* moat raised its own soft limit: the program gets the caller's */
+		struct rlimit r;
+		if (getrlimit(RLIMIT_NOFILE, &r) == 0) {
+			r.rlim_cur = l->nofile_caller;
+			setrlimit(RLIMIT_NOFILE, &r);
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ struct limits {
 	unsigned pids;           /* --pids-limit: tasks (processes, threads) alive at once */
 	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
 	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
+	uint64_t nofile_caller;  /* the caller's soft RLIMIT_NOFILE, when moat raised its own */
 	uint64_t output_bytes;   /* --output-limit: stdout and stderr together */
 };
 

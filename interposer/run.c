@@ -302,6 +302,14 @@ int sandbox_run(struct sandbox *sb)
 		sigaddset(&mask, fwd[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		/* Without it no exit or exec stop would ever be seen. */
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		fprintf(stderr, "moat: signalfd: %s%s\n", strerror(e),
+			e == EMFILE ? " (moat needs about 40 fds: raise ulimit -n)" : "");
+		return 125;
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	if (output_setup(&sb->out) < 0) {

@@ -950,6 +950,15 @@ if want bad-input; then
     check125 "zero pids limit" run --pids-limit 0 -- true
     check125 "bad output limit" run --output-limit -5 -- true
     check125 "bad cgroup mode" run --cgroup maybe -- true
+    # too few open files for moat itself: one line, 125 (not a hang, not
+    # EMFILE inside); with room above the soft limit moat takes it, and the
+    # program still gets the caller's soft limit
+    (ulimit -n 34 && exec "$MOAT" run -- true) </dev/null >"$W/bad.out" 2>"$W/bad.err"
+    rc=$?
+    [ "$rc" = 125 ] && [ "$(wc -l <"$W/bad.err")" = 1 ] && grep -q '^moat: ulimit -n is 34' "$W/bad.err" ||
+        msg="$msg; ulimit -n 34: exit $rc, stderr $(head -c 300 "$W/bad.err")"
+    out=$( (ulimit -S -n 40 && ulimit -H -n 4096 && exec "$MOAT" run -- sh -c 'ulimit -S -n; ulimit -H -n') </dev/null 2>&1 | tr '\n' ' ')
+    [ "$out" = "40 4096 " ] || msg="$msg; ulimit -S -n 40: the program saw '$out', want '40 4096 '"
     # a user moat may not make cgroups for, who requires them: one line,
     # 125, nothing made (as root the same run must work where it can)
     if [ "$(id -u)" = 0 ]; then
