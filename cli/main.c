@@ -75,11 +75,16 @@ static void usage(FILE *f)
 /* The open files moat needs at least (it uses about 40 for a run). */
 #define MOAT_MIN_FDS 128
 
-/* Half the host's RAM: the default memory limit (0, none, when unknown). */
+/* The default memory limit: half of what moat may use, the host's RAM or
+ * the limit of a cgroup moat runs in, whichever is smaller (0: unknown). */
 static uint64_t default_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 : 0;
+	uint64_t ram = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+	uint64_t ceiling = cgroup_memory_ceiling();
+	if (ceiling && (!ram || ceiling < ram))
+		ram = ceiling;
+	return ram / 2;
 }
 
 static int die(const char *fmt, const char *arg, const char *hint)
@@ -206,7 +211,7 @@ static int cmd_run(int argc, char **argv)
 	char neterr[512];
 	/* The defaults keep the host alive whatever runs: a fork bomb stops
 	 * at 4096 tasks, a runaway allocation at half the RAM. */
-	struct limits lim = { .grace_s = 0.5, .pids = 4096, .mem_bytes = default_memory() };
+	struct limits lim = { .grace_s = 0.5, .pids = 4096, .mem_default = true };
 	enum cg_use cg_use = CG_AUTO;
 	const char *report = NULL;
 	bool json = false;
@@ -350,7 +355,7 @@ static int cmd_run(int argc, char **argv)
 		} else if (!strcmp(x, "none") &&
 			   (!strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit"))) {
 			if (a[2] == 'm')
-				lim.mem_bytes = 0;
+				lim.mem_bytes = 0, lim.mem_default = false;
 			else
 				lim.pids = 0;
 		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit") ||
@@ -359,7 +364,7 @@ static int cmd_run(int argc, char **argv)
 			if (parse_size(x, &b) < 0 || b == 0)
 				return die("%s: expected a positive number of bytes (K, M, G suffixes)", a, x);
 			if (a[2] == 'm')
-				lim.mem_bytes = b;
+				lim.mem_bytes = b, lim.mem_default = false;
 			else if (a[2] == 'o')
 				lim.output_bytes = b;
 			else
@@ -441,9 +446,26 @@ static int cmd_run(int argc, char **argv)
 	static struct sandbox sb;
 	sb.net = &net;
 	sb.lim = lim;
+	/* From the first directory made to the last removed, the signals a
+	 * user ends moat with are the program's (sandbox_run forwards them);
+	 * one that comes before it runs is forwarded at its start. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &stop, &sb.opt.sigmask);
+	sb.opt.sigmask_set = true;
+	if (sb.lim.mem_default)
+		sb.lim.mem_bytes = default_memory();
 	char cgerr[512];
-	if (cgroup_setup(&sb.cg, cg_use, &lim, cgerr, sizeof cgerr) < 0)
+	if (cgroup_setup(&sb.cg, cg_use, &sb.lim, cgerr, sizeof cgerr) < 0)
 		return die("%s", cgerr, NULL);
+	/* The default is the kernel's to hold: moat's own sampling is no
+	 * basis for killing a program that asked for no limit. */
+	if (sb.lim.mem_default && !sb.cg.ver[CGP_MEMORY])
+		sb.lim.mem_bytes = 0;
 	sb.out.on = json || lim.output_bytes;
 	sb.out.capture = json;
 	sb.out.limit = lim.output_bytes;

@@ -4,21 +4,28 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "interposer/limits.h"
 
-/* A directory of moat's name older than this whose moat is gone is a
- * leftover of a killed run (an empty one: rmdir removes no other). */
+/* An empty directory of moat's name older than this is a leftover of a
+ * moat killed with SIGKILL: a live moat's directories hold its sandbox
+ * from a few ms after they are made until its end, and rmdir removes no
+ * populated cgroup. */
 #define STALE_S 60
 
-static struct cgroups *registered;
+/* The cgroups a signal handler cleans up (one run per moat). */
+static struct cgroups *volatile registered;
 
 /* Is `word` one of the items of `list` (separated by commas or spaces)? */
 static bool has_word(const char *list, const char *word)
@@ -34,11 +41,13 @@ static bool has_word(const char *list, const char *word)
 int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ctrl, char *out,
 		  size_t n)
 {
-	char line[4096], cgpath[4096] = "";
+	char cgpath[4096] = "", *line = NULL;
+	size_t cap = 0;
 	FILE *f = fopen(cgroup_file, "re");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof line, f)) {
+	/* getline: a long line (overlay options) is never split in two */
+	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
@@ -53,17 +62,21 @@ int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ct
 	fclose(f);
 	/* Outside our cgroup namespace the kernel writes "/../..": not a
 	 * directory we could name. */
-	if (cgpath[0] != '/' || strstr(cgpath, "/..") || strstr(cgpath, "//"))
+	if (cgpath[0] != '/' || strstr(cgpath, "/..") || strstr(cgpath, "//")) {
+		free(line);
 		return -1;
+	}
 	f = fopen(mountinfo, "re");
-	if (!f)
+	if (!f) {
+		free(line);
 		return -1;
+	}
 	int found = -1;
-	while (found < 0 && fgets(line, sizeof line, f)) {
-		char root[4096], mnt[4096], fstype[64], opts[1024];
+	while (found < 0 && getline(&line, &cap, f) > 0) {
+		char root[4096], mnt[4096], fstype[64], opts[4096];
 		char *sep = strstr(line, " - ");
 		if (!sep || sscanf(line, "%*d %*d %*s %4095s %4095s", root, mnt) != 2 ||
-		    sscanf(sep + 3, "%63s %*s %1023s", fstype, opts) != 2)
+		    sscanf(sep + 3, "%63s %*s %4095s", fstype, opts) != 2)
 			continue;
 		if (strchr(mnt, '\\') || strchr(root, '\\')) /* escaped names: not ours */
 			continue;
@@ -84,6 +97,7 @@ int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ct
 			found = 0;
 	}
 	fclose(f);
+	free(line);
 	return found;
 }
 
@@ -92,11 +106,27 @@ static int own_dir(const char *ctrl, char *out, size_t n)
 	return cgroup_dir_in("/proc/self/cgroup", "/proc/self/mountinfo", ctrl, out, n);
 }
 
-static int write_str(const char *dir, const char *name, const char *val)
+/* A directory of cgroupfs, opened: -1 for anything else. */
+static int open_cgroupfs(const char *path)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statfs fs;
+	if (fd >= 0 && (fstatfs(fd, &fs) < 0 || (fs.f_type != CGROUP_SUPER_MAGIC &&
+						  fs.f_type != CGROUP2_SUPER_MAGIC))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int open_at(int dfd, const char *name, int flags)
+{
+	return openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int write_str(int dfd, const char *name, const char *val)
+{
+	int fd = open_at(dfd, name, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	ssize_t w = write(fd, val, strlen(val));
@@ -105,83 +135,77 @@ static int write_str(const char *dir, const char *name, const char *val)
 	return w < 0 ? -e : 0;
 }
 
-static int write_num(const char *dir, const char *name, unsigned long long v)
+static int write_num(int dfd, const char *name, unsigned long long v)
 {
 	char s[32];
 	snprintf(s, sizeof s, "%llu", v);
-	return write_str(dir, name, s);
+	return write_str(dfd, name, s);
 }
 
-static int open_in(const char *dir, const char *name, int flags)
+/* Remove what a moat killed with SIGKILL left in the parent: empty
+ * directories of moat's name, a minute old. */
+static void sweep_stale(int pfd)
 {
-	char path[4200];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return open(path, flags | O_CLOEXEC);
-}
-
-/* Remove what a killed moat left in `parent`: empty directories of moat's
- * name, a while old, whose moat is gone. */
-static void sweep_stale(const char *parent)
-{
-	DIR *d = opendir(parent);
-	if (!d)
+	int fd = dup(pfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	struct dirent *e;
 	time_t now = time(NULL);
 	while ((e = readdir(d))) {
-		char *end;
-		if (strncmp(e->d_name, "moat-", 5))
-			continue;
-		long pid = strtol(e->d_name + 5, &end, 10);
-		if (pid <= 0 || (*end && *end != '-') || pid == getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
 		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		if (strncmp(e->d_name, "moat-", 5) ||
+		    fstatat(pfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 		    now - st.st_mtime < STALE_S)
 			continue;
-		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		unlinkat(pfd, e->d_name, AT_REMOVEDIR); /* EBUSY when populated */
 	}
 	closedir(d);
 }
 
-/* A directory of our own under `parent`: its index, or -1. */
-static int make_dir(struct cgroups *cg, const char *parent)
+/* A directory of our own under `parent`: its index, with its fd in *dfd,
+ * or -1.  Named moat-PID-RANDOM: moats in other pid namespaces share the
+ * pid numbers, not the random part. */
+static int make_dir(struct cgroups *cg, const char *parent, int *dfd)
 {
 	if (cg->ndir == CG_MAX_DIRS)
 		return -1;
-	sweep_stale(parent);
-	char *dir = cg->dir[cg->ndir];
-	for (int k = 0; k < 10; k++) {
-		if (k)
-			snprintf(dir, sizeof cg->dir[0], "%s/moat-%d-%d", parent, (int)getpid(), k);
-		else
-			snprintf(dir, sizeof cg->dir[0], "%s/moat-%d", parent, (int)getpid());
-		if (mkdir(dir, 0755) == 0) {
-			int fd = open_in(dir, "cgroup.procs", O_WRONLY);
-			if (fd < 0) {
-				rmdir(dir);
-				break;
-			}
-			cg->procs_fd[cg->ndir] = fd;
-			return cg->ndir++;
-		}
-		if (errno != EEXIST)
+	int pfd = open_cgroupfs(parent);
+	if (pfd < 0)
+		return -1;
+	sweep_stale(pfd);
+	int d = cg->ndir;
+	for (int k = 0; k < 8; k++) {
+		unsigned r = 0;
+		if (getrandom(&r, sizeof r, 0) != sizeof r)
+			r = (unsigned)time(NULL) ^ (unsigned)k * 2654435761u;
+		snprintf(cg->name[d], sizeof cg->name[d], "moat-%d-%08x", (int)getpid(), r);
+		if (mkdirat(pfd, cg->name[d], 0755) < 0) {
+			if (errno == EEXIST)
+				continue;
 			break;
+		}
+		*dfd = open_at(pfd, cg->name[d], O_RDONLY | O_DIRECTORY);
+		int procs = *dfd >= 0 ? open_at(*dfd, "cgroup.procs", O_WRONLY) : -1;
+		if (procs < 0) {
+			if (*dfd >= 0)
+				close(*dfd);
+			unlinkat(pfd, cg->name[d], AT_REMOVEDIR);
+			break;
+		}
+		char name[sizeof cg->name[0]];
+		memcpy(name, cg->name[d], sizeof name);
+		snprintf(cg->dir[d], sizeof cg->dir[d], "%s/%s", parent, name);
+		cg->parent_fd[d] = pfd;
+		cg->procs_fd[d] = procs;
+		return cg->ndir++;
 	}
-	dir[0] = '\0';
+	close(pfd);
+	cg->name[d][0] = '\0';
 	return -1;
-}
-
-/* Remove the last directory made (nothing of it in force). */
-static void unmake_last(struct cgroups *cg)
-{
-	int d = --cg->ndir;
-	close(cg->procs_fd[d]);
-	cg->procs_fd[d] = -1;
-	rmdir(cg->dir[d]);
-	cg->dir[d][0] = '\0';
 }
 
 static void close_fd(int *fd)
@@ -191,11 +215,87 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Remove the last directory made (nothing of it in force). */
+static void unmake_last(struct cgroups *cg, int *dfd)
+{
+	int d = --cg->ndir;
+	close_fd(dfd);
+	close_fd(&cg->procs_fd[d]);
+	unlinkat(cg->parent_fd[d], cg->name[d], AT_REMOVEDIR);
+	close_fd(&cg->parent_fd[d]);
+	cg->dir[d][0] = cg->name[d][0] = '\0';
+}
+
+/* Kill and remove, with async-signal-safe calls only (the handler below
+ * runs it too): a second at most while what was killed dies. */
+static void remove_dirs(struct cgroups *cg)
+{
+	if (cg->kill_fd >= 0 && write(cg->kill_fd, "1", 1) < 0) {
+		/* the processes moat knows were signalled on their own */
+	}
+	for (int d = cg->ndir - 1; d >= 0; d--)
+		for (int k = 0; k < 100; k++) {
+			if (unlinkat(cg->parent_fd[d], cg->name[d], AT_REMOVEDIR) == 0 || errno != EBUSY)
+				break;
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+}
+
+/* A signal that ends moat: the directories first, then the signal's own
+ * end (SA_RESETHAND restored the default; it is delivered on return). */
+static void on_fatal(int sig)
+{
+	int e = errno;
+	struct cgroups *cg = registered;
+	if (cg && cg->owner == getpid()) {
+		registered = NULL;
+		/* The loop runs with the sandbox's fsuid: moat's own back, for
+		 * the directories' parents. */
+		setfsuid(geteuid());
+		setfsgid(getegid());
+		remove_dirs(cg);
+	}
+	raise(sig);
+	errno = e;
+}
+
 static void cleanup_at_exit(void)
 {
 	if (registered)
 		cgroup_cleanup(registered);
 }
+
+/* The signals whose default ends moat and that it does not handle itself
+ * (SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked for the run and
+ * forwarded; the faults are left to a sanitizer). */
+static const int fatal_sigs[] = { SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGUSR1,
+				  SIGUSR2, SIGALRM,   SIGVTALRM, SIGPROF, SIGIO,
+				  SIGPWR,  SIGXCPU,   SIGXFSZ, SIGSTKFLT };
+
+static void register_cleanup(struct cgroups *cg)
+{
+	static bool once;
+	cg->owner = getpid();
+	registered = cg;
+	if (once)
+		return;
+	once = true;
+	atexit(cleanup_at_exit);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = (int)SA_RESETHAND;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
+		struct sigaction old;
+		if (sigaction(fatal_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(fatal_sigs[i], &sa, NULL);
+	}
+}
+
+static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, char *err,
+		 size_t errlen);
 
 int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, char *err,
 		 size_t errlen)
@@ -203,82 +303,99 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 	memset(cg, 0, sizeof *cg);
 	cg->use = use;
 	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = -1;
+	cg->failcnt_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
-		cg->procs_fd[d] = -1;
+		cg->procs_fd[d] = cg->parent_fd[d] = -1;
 	if (use == CG_OFF)
 		return 0;
-	if (!registered) {
-		registered = cg;
-		atexit(cleanup_at_exit);
-	}
+	register_cleanup(cg);
+	/* A directory made but not yet counted would escape the handler:
+	 * the signals wait until the setup is done. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+		sigaddset(&block, fatal_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	int r = setup(cg, use, l, err, errlen);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, char *err,
+		 size_t errlen)
+{
 	char base[4096];
-	int d;
+	int d, dfd = -1;
 	/* v2: CPU of every process, one write to kill them all, and the
 	 * limits when the controllers are enabled for our children. */
-	if (own_dir(NULL, base, sizeof base) == 0 && (d = make_dir(cg, base)) >= 0) {
-		const char *dir = cg->dir[d];
+	if (own_dir(NULL, base, sizeof base) == 0 && (d = make_dir(cg, base, &dfd)) >= 0) {
 		char sub[512] = "";
-		int fd = open_in(base, "cgroup.subtree_control", O_RDONLY);
+		int fd = open_at(cg->parent_fd[d], "cgroup.subtree_control", O_RDONLY);
 		if (fd >= 0) {
 			ssize_t r = read(fd, sub, sizeof sub - 1);
 			sub[r > 0 ? r : 0] = '\0';
 			close(fd);
 		}
 		if (l->mem_bytes && has_word(sub, "memory") &&
-		    write_num(dir, "memory.max", l->mem_bytes) == 0) {
+		    write_num(dfd, "memory.max", l->mem_bytes) == 0) {
 			/* Swap off: the limit is memory, not memory plus swap.
 			 * Without swap accounting there is no file, and no
 			 * swap the cgroup could use beyond what the host has. */
-			int e = write_str(dir, "memory.swap.max", "0");
-			write_str(dir, "memory.oom.group", "1");
-			cg->oom_fd = open_in(dir, "memory.events", O_RDONLY);
-			cg->peak_fd = open_in(dir, "memory.peak", O_RDONLY);
+			int e = write_str(dfd, "memory.swap.max", "0");
+			write_str(dfd, "memory.oom.group", "1");
+			cg->oom_fd = open_at(dfd, "memory.events", O_RDONLY);
+			cg->peak_fd = open_at(dfd, "memory.peak", O_RDONLY);
 			if (cg->oom_fd >= 0 && (e == 0 || e == -ENOENT))
 				cg->ver[CGP_MEMORY] = 2, cg->piece_dir[CGP_MEMORY] = d;
 			else
 				close_fd(&cg->oom_fd), close_fd(&cg->peak_fd);
 		}
-		if (l->pids && has_word(sub, "pids") && write_num(dir, "pids.max", l->pids) == 0 &&
-		    (cg->pids_fd = open_in(dir, "pids.events", O_RDONLY)) >= 0)
+		if (l->pids && has_word(sub, "pids") && write_num(dfd, "pids.max", l->pids) == 0 &&
+		    (cg->pids_fd = open_at(dfd, "pids.events", O_RDONLY)) >= 0)
 			cg->ver[CGP_PIDS] = 2, cg->piece_dir[CGP_PIDS] = d;
-		if ((cg->cpu_fd = open_in(dir, "cpu.stat", O_RDONLY)) >= 0)
+		if ((cg->cpu_fd = open_at(dfd, "cpu.stat", O_RDONLY)) >= 0)
 			cg->ver[CGP_CPU] = 2, cg->piece_dir[CGP_CPU] = d;
-		if ((cg->kill_fd = open_in(dir, "cgroup.kill", O_WRONLY)) >= 0)
+		if ((cg->kill_fd = open_at(dfd, "cgroup.kill", O_WRONLY)) >= 0)
 			cg->ver[CGP_KILL] = 2, cg->piece_dir[CGP_KILL] = d;
+		close_fd(&dfd);
 	}
 	/* v1, as a hybrid host keeps its controllers. */
 	if (l->mem_bytes && !cg->ver[CGP_MEMORY] && own_dir("memory", base, sizeof base) == 0 &&
-	    (d = make_dir(cg, base)) >= 0) {
-		const char *dir = cg->dir[d];
+	    (d = make_dir(cg, base, &dfd)) >= 0) {
 		/* memsw (memory plus swap) at the same figure: no swap. */
-		int e = write_num(dir, "memory.limit_in_bytes", l->mem_bytes);
-		int s = e ? e : write_num(dir, "memory.memsw.limit_in_bytes", l->mem_bytes);
+		int e = write_num(dfd, "memory.limit_in_bytes", l->mem_bytes);
+		int s = e ? e : write_num(dfd, "memory.memsw.limit_in_bytes", l->mem_bytes);
 		if (!e && s == -ENOENT) /* no swap accounting: keep it from swapping */
-			s = write_str(dir, "memory.swappiness", "0");
-		if (!e && !s && (cg->oom_fd = open_in(dir, "memory.oom_control", O_RDONLY)) >= 0) {
-			cg->peak_fd = open_in(dir, "memory.max_usage_in_bytes", O_RDONLY);
+			s = write_str(dfd, "memory.swappiness", "0");
+		if (!e && !s && (cg->oom_fd = open_at(dfd, "memory.oom_control", O_RDONLY)) >= 0) {
+			cg->peak_fd = open_at(dfd, "memory.max_usage_in_bytes", O_RDONLY);
+			cg->failcnt_fd = open_at(dfd, "memory.failcnt", O_RDONLY);
 			cg->ver[CGP_MEMORY] = 1, cg->piece_dir[CGP_MEMORY] = d;
+			close_fd(&dfd);
 		} else {
-			unmake_last(cg);
+			unmake_last(cg, &dfd);
 		}
 	}
 	if (l->pids && !cg->ver[CGP_PIDS] && own_dir("pids", base, sizeof base) == 0 &&
-	    (d = make_dir(cg, base)) >= 0) {
-		if (write_num(cg->dir[d], "pids.max", l->pids) == 0 &&
-		    (cg->pids_fd = open_in(cg->dir[d], "pids.events", O_RDONLY)) >= 0)
+	    (d = make_dir(cg, base, &dfd)) >= 0) {
+		if (write_num(dfd, "pids.max", l->pids) == 0 &&
+		    (cg->pids_fd = open_at(dfd, "pids.events", O_RDONLY)) >= 0) {
 			cg->ver[CGP_PIDS] = 1, cg->piece_dir[CGP_PIDS] = d;
-		else
-			unmake_last(cg);
+			close_fd(&dfd);
+		} else {
+			unmake_last(cg, &dfd);
+		}
 	}
 	if (l->cpu_s > 0 && !cg->ver[CGP_CPU] && own_dir("cpuacct", base, sizeof base) == 0 &&
-	    (d = make_dir(cg, base)) >= 0) {
-		cg->cpu_fd = open_in(cg->dir[d], "cpuacct.usage", O_RDONLY);
-		cg->cpustat_fd = open_in(cg->dir[d], "cpuacct.stat", O_RDONLY);
+	    (d = make_dir(cg, base, &dfd)) >= 0) {
+		cg->cpu_fd = open_at(dfd, "cpuacct.usage", O_RDONLY);
+		cg->cpustat_fd = open_at(dfd, "cpuacct.stat", O_RDONLY);
 		if (cg->cpu_fd >= 0 && cg->cpustat_fd >= 0) {
 			cg->ver[CGP_CPU] = 1, cg->piece_dir[CGP_CPU] = d;
+			close_fd(&dfd);
 		} else {
 			close_fd(&cg->cpu_fd), close_fd(&cg->cpustat_fd);
-			unmake_last(cg);
+			unmake_last(cg, &dfd);
 		}
 	}
 	if (use != CG_REQUIRED)
@@ -292,8 +409,9 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 		return 0;
 	cgroup_cleanup(cg);
 	snprintf(err, errlen,
-		 "--cgroup required: no cgroup moat may write holds %s (moat needs root, or a "
-		 "delegated cgroup v2 with the memory and pids controllers); use --cgroup auto",
+		 "--cgroup required: no cgroup moat may make holds %s (moat needs root, and a "
+		 "cgroup whose controllers are enabled for its children: v1 hierarchies, or v2 "
+		 "with memory and pids in cgroup.subtree_control); use --cgroup auto",
 		 missing);
 	return -1;
 }
@@ -313,7 +431,7 @@ int cgroup_attach(struct cgroups *cg, pid_t pid)
 		rc = -1;
 	}
 	if (!cg->ver[CGP_MEMORY])
-		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd);
+		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd), close_fd(&cg->failcnt_fd);
 	if (!cg->ver[CGP_PIDS])
 		close_fd(&cg->pids_fd);
 	if (!cg->ver[CGP_CPU])
@@ -353,6 +471,15 @@ static uint64_t field(int fd, const char *key)
 uint64_t cgroup_oom_kills(struct cgroups *cg)
 {
 	return cg->ver[CGP_MEMORY] ? field(cg->oom_fd, "oom_kill") : 0;
+}
+
+bool cgroup_memory_limit_hit(struct cgroups *cg)
+{
+	if (cg->ver[CGP_MEMORY] == 2) /* "max": an allocation met memory.max */
+		return field(cg->oom_fd, "max") > 0;
+	if (cg->ver[CGP_MEMORY] == 1)
+		return field(cg->failcnt_fd, NULL) > 0;
+	return false;
 }
 
 uint64_t cgroup_pids_refused(struct cgroups *cg)
@@ -395,25 +522,75 @@ bool cgroup_any(const struct cgroups *cg)
 	return false;
 }
 
+uint64_t cgroup_memory_ceiling(void)
+{
+	char base[4096];
+	uint64_t min = 0;
+	/* v1: the kernel sums the hierarchy up for us */
+	if (own_dir("memory", base, sizeof base) == 0) {
+		int dfd = open_cgroupfs(base);
+		int fd = dfd >= 0 ? open_at(dfd, "memory.stat", O_RDONLY) : -1;
+		uint64_t v = field(fd, "hierarchical_memory_limit");
+		if (fd >= 0)
+			close(fd);
+		if (dfd >= 0)
+			close(dfd);
+		/* "no limit" is the largest page-aligned long */
+		if (v && v < (1ull << 62))
+			min = v;
+	}
+	/* v2: memory.max of each cgroup up to the hierarchy's root */
+	if (own_dir(NULL, base, sizeof base) == 0) {
+		int dfd = open_cgroupfs(base);
+		while (dfd >= 0) {
+			int fd = open_at(dfd, "memory.max", O_RDONLY);
+			if (fd < 0)
+				break; /* the root has none */
+			char buf[32] = "";
+			ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+			close(fd);
+			if (n > 0 && buf[0] >= '0' && buf[0] <= '9') {
+				uint64_t v = strtoull(buf, NULL, 10);
+				if (!min || v < min)
+					min = v;
+			}
+			int up = openat(dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(dfd);
+			struct statfs fs;
+			dfd = up;
+			if (dfd >= 0 && (fstatfs(dfd, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)) {
+				close(dfd);
+				dfd = -1;
+			}
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
+	return min;
+}
+
 void cgroup_cleanup(struct cgroups *cg)
 {
-	if (!cg->ndir)
-		return;
-	cgroup_kill(cg);
-	for (int d = cg->ndir - 1; d >= 0; d--) {
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+		sigaddset(&block, fatal_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &old); /* the handler would find half a list */
+	if (registered == cg)
+		registered = NULL;
+	if (cg->ndir)
+		remove_dirs(cg);
+	for (int d = 0; d < cg->ndir; d++) {
 		close_fd(&cg->procs_fd[d]);
-		/* Busy while a process dies in it: wait a second at most. */
-		for (int k = 0; k < 100 && rmdir(cg->dir[d]) < 0 && errno == EBUSY; k++) {
-			struct timespec ts = { 0, 10 * 1000 * 1000 };
-			nanosleep(&ts, NULL);
-		}
-		cg->dir[d][0] = '\0';
+		close_fd(&cg->parent_fd[d]);
 	}
 	cg->ndir = 0; /* ver[] stays: the report says what was in force */
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close_fd(&cg->kill_fd);
 	close_fd(&cg->oom_fd);
 	close_fd(&cg->pids_fd);
 	close_fd(&cg->cpu_fd);
 	close_fd(&cg->cpustat_fd);
 	close_fd(&cg->peak_fd);
+	close_fd(&cg->failcnt_fd);
 }

@@ -10,8 +10,13 @@
  * moved in before it runs anything of the program's; every process it
  * starts is born inside.  Whatever cannot be had falls back to moat's own
  * accounting (limits.c), and the report names, piece by piece, which was
- * in force.  The directories go when moat exits, however it exits short
- * of SIGKILL; one left by a killed moat is removed by the next. */
+ * in force.  The directories (moat-PID-RANDOM) go when moat exits, however
+ * it exits short of SIGKILL: at its end, at exit(), or from the handler of
+ * a signal that would end it; an empty one a minute old, which only a
+ * moat killed with SIGKILL leaves, is removed by the next moat.
+ *
+ * Every file is reached from a directory fd whose filesystem is checked to
+ * be cgroupfs, never by a path a writer of some parent could redirect. */
 #ifndef MOAT_CGROUP_H
 #define MOAT_CGROUP_H
 
@@ -40,15 +45,19 @@ struct cgroups {
 	enum cg_use use;
 	int ver[CGP_N];                  /* 0: not in force, else 1 or 2 */
 	int piece_dir[CGP_N];            /* the directory that holds it */
-	char dir[CG_MAX_DIRS][4096];     /* the directories moat made */
+	char dir[CG_MAX_DIRS][4096];     /* the directories moat made (paths, for messages) */
+	char name[CG_MAX_DIRS][64];      /* their names in their parents */
+	int parent_fd[CG_MAX_DIRS];      /* the parents (removal by unlinkat) */
 	int procs_fd[CG_MAX_DIRS];       /* their cgroup.procs */
 	int ndir;
+	pid_t owner;                     /* moat: a forked child never cleans up */
 	int kill_fd;                     /* cgroup.kill */
 	int oom_fd;                      /* memory.events (v2), memory.oom_control (v1) */
 	int pids_fd;                     /* pids.events */
 	int cpu_fd;                      /* cpu.stat (v2), cpuacct.usage (v1) */
 	int cpustat_fd;                  /* cpuacct.stat (v1) */
 	int peak_fd;                     /* memory.peak (v2), memory.max_usage_in_bytes (v1) */
+	int failcnt_fd;                  /* memory.failcnt (v1): our own limit reached */
 };
 
 /* Make the cgroups the limits need (and, for CPU accounting and the kill,
@@ -63,8 +72,11 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 int cgroup_attach(struct cgroups *cg, pid_t pid);
 /* Kill every process in the cgroups (cgroup.kill; nothing without it). */
 void cgroup_kill(struct cgroups *cg);
-/* OOM kills in the sandbox's memory cgroup so far. */
+/* OOM kills in the sandbox's memory cgroup so far (by any OOM killer). */
 uint64_t cgroup_oom_kills(struct cgroups *cg);
+/* Did the sandbox's memory reach its own limit (and not only an enclosing
+ * cgroup's or the host's)? */
+bool cgroup_memory_limit_hit(struct cgroups *cg);
 /* Forks or clones refused at the task limit so far. */
 uint64_t cgroup_pids_refused(struct cgroups *cg);
 /* CPU seconds of every process that ran in it (user and system apart when
@@ -76,6 +88,8 @@ uint64_t cgroup_memory_peak(struct cgroups *cg);
 bool cgroup_any(const struct cgroups *cg);
 /* Remove the directories (killing what is left in them first). */
 void cgroup_cleanup(struct cgroups *cg);
+/* The smallest memory limit of the cgroups moat runs in (bytes; 0: none). */
+uint64_t cgroup_memory_ceiling(void);
 /* A process's cgroup directory in the hierarchy holding controller `ctrl`
  * (v1), or in the v2 hierarchy (ctrl NULL): its path in `cgroup_file`
  * (/proc/PID/cgroup) under the mount in `mountinfo` that shows that part

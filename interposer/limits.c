@@ -165,11 +165,17 @@ void limits_stop(struct sandbox *sb, const char *status, const char *limit, cons
 /* The kernel enforced the memory limit: it killed a process at it. */
 static const char *oom_message(struct sandbox *sb)
 {
-	static char msg[160];
-	snprintf(msg, sizeof msg,
-		 "memory limit of %llu bytes exceeded (the kernel's OOM killer stopped a process "
-		 "at it)",
-		 (unsigned long long)sb->lim.mem_bytes);
+	static char msg[200];
+	if (cgroup_memory_limit_hit(&sb->cg))
+		snprintf(msg, sizeof msg,
+			 "memory limit of %llu bytes exceeded (the kernel's OOM killer stopped a "
+			 "process at it)",
+			 (unsigned long long)sb->lim.mem_bytes);
+	else /* a process of ours was the victim of someone else's limit */
+		snprintf(msg, sizeof msg,
+			 "out of memory below the sandbox's limit of %llu bytes: the host or a "
+			 "cgroup moat runs in ran out (the kernel's OOM killer stopped a process)",
+			 (unsigned long long)sb->lim.mem_bytes);
 	return msg;
 }
 
@@ -204,6 +210,24 @@ static int sample_one(struct proc *p, void *arg)
 	}
 	s->cpu_s += (double)(ut + st + cut + cst) / (double)tick;
 	s->rss_kb += rss * (unsigned long long)page_kb;
+	return 0;
+}
+
+/* A process's proportional set size (kB), from /proc/PID/smaps_rollup. */
+static int pss_one(struct proc *p, void *arg)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", p->tgid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	unsigned long long kb;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Pss: %llu kB", &kb) == 1) {
+			*(uint64_t *)arg += kb;
+			break;
+		}
+	fclose(f);
 	return 0;
 }
 
@@ -284,12 +308,26 @@ void limits_tick(struct sandbox *sb)
 		char msg[128];
 		snprintf(msg, sizeof msg, "CPU time limit of %g s exceeded", l->cpu_s);
 		limits_stop(sb, "TO", "time", msg, false);
-	} else if (memory_polled(sb) && s.rss_kb * 1024 > l->mem_bytes) {
-		char msg[128];
-		snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu resident)",
-			 (unsigned long long)l->mem_bytes, (unsigned long long)s.rss_kb * 1024);
-		/* Memory grows during a grace period: none. */
-		limits_stop(sb, "ML", "memory", msg, true);
+	} else if (memory_polled(sb) && s.rss_kb * 1024 > l->mem_bytes &&
+		   (s.rss_kb > r->pss_rss_kb + r->pss_rss_kb / 16 || now >= r->pss_next_ns)) {
+		/* Resident pages count once per process that maps them: forked
+		 * workers sharing a parent's data would pass the limit on
+		 * paper.  The verdict is on proportional shares (PSS), which
+		 * the kernel sums by walking every mapping: read only past the
+		 * limit, and again only when the resident sum has grown by a
+		 * sixteenth (memory in use grows with it) or after 5 s. */
+		uint64_t pss = 0;
+		proc_foreach(pss_one, &pss);
+		if (pss * 1024 > l->mem_bytes) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu in use)",
+				 (unsigned long long)l->mem_bytes, (unsigned long long)pss * 1024);
+			/* Memory grows during a grace period: none. */
+			limits_stop(sb, "ML", "memory", msg, true);
+		} else {
+			r->pss_rss_kb = s.rss_kb;
+			r->pss_next_ns = now + 250 * SAMPLE_NS;
+		}
 	}
 }
 

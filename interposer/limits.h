@@ -23,6 +23,7 @@ struct limits {
 	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
 	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
 	uint64_t nofile_caller;  /* the caller's soft RLIMIT_NOFILE, when moat raised its own */
+	bool mem_default;        /* mem_bytes is the default: held by a cgroup or not at all */
 	uint64_t output_bytes;   /* --output-limit: stdout and stderr together */
 };
 
@@ -46,6 +47,8 @@ struct run_result {
 	unsigned procs_started, procs_max;
 	uint64_t next_sample_ns; /* the next look at CPU time and memory */
 	uint64_t last_cg_ns;     /* the last read of the cgroups' counters */
+	uint64_t pss_next_ns;    /* the next look at PSS past the memory limit */
+	uint64_t pss_rss_kb;     /* the resident sum at the last look at PSS */
 };
 
 struct sandbox;

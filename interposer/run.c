@@ -223,7 +223,8 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	close(lfd);
 	close(fd_wr);
 	close(sync_rd);
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	/* The caller's mask (moat blocks the signals it forwards) */
+	sigprocmask(SIG_SETMASK, sb->opt.sigmask_set ? &sb->opt.sigmask : oldmask, NULL);
 	signal(SIGPIPE, SIG_DFL); /* moat ignores it; an ignored signal would
 				   * stay ignored across exec */
 	extern char **environ;
@@ -397,6 +398,12 @@ int sandbox_run(struct sandbox *sb)
 	close(sync[1]);
 	sb->res.t0_ns = limits_now();
 	clock_gettime(CLOCK_REALTIME, &sb->res.t0_real);
+	/* Before the loop's credentials: a return here leaves moat itself. */
+	if (net_jobs_init() < 0) {
+		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
+		kill(child, SIGKILL);
+		return 125;
+	}
 	/* The child is in it now: removed, the kernel cwd names nothing. */
 	rmdir(empty);
 	close(fdp[0]);
@@ -410,11 +417,6 @@ int sandbox_run(struct sandbox *sb)
 	 * host DAC decides as it would for the sandbox (its own scratch work
 	 * is done before and after). */
 	creds_sandbox(sb);
-	if (net_jobs_init() < 0) {
-		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
-		kill(child, SIGKILL);
-		return 125;
-	}
 	struct pollfd pfd[6] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
 				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
 				 { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } };

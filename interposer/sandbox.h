@@ -3,6 +3,7 @@
 #define MOAT_SANDBOX_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,6 +27,8 @@ struct sandbox_opts {
 	gid_t gid;
 	const char *audit_log;    /* NULL: none */
 	const struct sock_fprog *filter; /* the seccomp program to install */
+	sigset_t sigmask;         /* the program's signal mask: the caller's */
+	bool sigmask_set;
 };
 
 struct sandbox {

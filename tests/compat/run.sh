@@ -429,9 +429,9 @@ fi
 # Twice: as moat chooses (--cgroup auto: the kernel's cgroups where moat may
 # make them) and with the fallback forced (--cgroup off: moat's own
 # accounting), each pass naming its enforcement in every report.
-cg_left() { # name moat-pid: no cgroup of that moat's is left (others run beside it)
+cg_left() { # name moat-pid: no cgroup of that moat's (moat-PID-RANDOM) is left (others run beside it)
     local left
-    left=$(find /sys/fs/cgroup -maxdepth 6 -type d \( -name "moat-$2" -o -name "moat-$2-*" \) 2>/dev/null |
+    left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "moat-$2-*" 2>/dev/null |
         head -3 | tr '\n' ' ')
     [ -z "$left" ] || msg="$msg; $1: cgroups left behind: $left"
 }
@@ -495,6 +495,22 @@ for _ in range(4):
         time.sleep(30)
         os._exit(0)
 time.sleep(30)'
+    # ... and not memory counted twice: 256 MB shared by nine forked
+    # processes (2.3 GB resident on paper) is well within 1G
+    lim ml-shared "status=OK exitcode=0" --memory-limit 1G -- python3 -c '
+import os, time
+b = bytearray(256 * 2**20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+kids = []
+for _ in range(8):
+    k = os.fork()
+    if k == 0:
+        time.sleep(1)
+        os._exit(0)
+    kids.append(k)
+for k in kids:
+    os.waitpid(k, 0)'
     t0=$(date +%s)
     lim pl "status=PL limit=processes" --pids-limit 40 -- sh -c 'b() { b & b & wait; }; b; : moat-forkbomb-marker'
     [ $(( $(date +%s) - t0 )) -lt 20 ] || msg="$msg; pl: the fork bomb took $(( $(date +%s) - t0 )) s to stop"
@@ -561,21 +577,41 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
         lim dl "status=DL limit=disk exitcode=1" --disk-limit 8M -- sh -c \
             'dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>/dev/null || exit 1'
     fi
-    # What a moat killed with SIGKILL leaves (an empty moat-PID whose moat
-    # is gone, a minute old) the next one removes; a fresh one, or one of a
-    # live process, it leaves alone.
+    # moat signalled at any moment of a short run (setup, the loop, the
+    # end), with a signal it forwards or one that ends it: nothing of its
+    # cgroups is left
+    if [ "$enf" = cgroup ]; then
+        for d in 0.001 0.002 0.004 0.006 0.01 0.02 0.04 0.08; do
+            for sig in TERM USR1 ALRM; do
+                "$MOAT" run -- sleep 0.05 </dev/null >/dev/null 2>&1 &
+                p=$!
+                sleep "$d"
+                kill -"$sig" "$p" 2>/dev/null
+                wait "$p" 2>/dev/null
+                cg_left "SIG$sig after ${d}s" "$p"
+            done
+        done
+    fi
+    # What a moat killed with SIGKILL leaves (an empty directory of moat's
+    # name, a minute old) the next one removes; a fresh one, or an old one
+    # that holds a process, it leaves alone.
     if [ "$enf" = cgroup ]; then
         v2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)$(sed -n 's/^0:://p' /proc/self/cgroup)
         v2=${v2%/}
-        mkdir "$v2/moat-2147483001" "$v2/moat-2147483002" "$v2/moat-$$" 2>/dev/null
-        touch -d '2 minutes ago' "$v2/moat-2147483001" "$v2/moat-$$"
+        mkdir "$v2/moat-1-stale" "$v2/moat-1-fresh" "$v2/moat-1-busy" 2>/dev/null
+        sleep 30 &
+        sleeper=$!
+        echo "$sleeper" >"$v2/moat-1-busy/cgroup.procs"
+        touch -d '2 minutes ago' "$v2/moat-1-stale" "$v2/moat-1-busy"
     fi
     lim ok "status=OK exitcode=0 killed=false processes=1" -- true
     if [ "$enf" = cgroup ]; then
-        [ ! -d "$v2/moat-2147483001" ] || msg="$msg; stale: a dead moat's old cgroup was not removed"
-        [ -d "$v2/moat-2147483002" ] || msg="$msg; stale: a fresh cgroup was removed"
-        [ -d "$v2/moat-$$" ] || msg="$msg; stale: a live process's cgroup was removed"
-        rmdir "$v2/moat-2147483001" "$v2/moat-2147483002" "$v2/moat-$$" 2>/dev/null
+        [ ! -d "$v2/moat-1-stale" ] || msg="$msg; stale: a killed moat's old empty cgroup was not removed"
+        [ -d "$v2/moat-1-fresh" ] || msg="$msg; stale: a fresh cgroup was removed"
+        [ -d "$v2/moat-1-busy" ] || msg="$msg; stale: a cgroup holding a process was removed"
+        kill "$sleeper"
+        wait "$sleeper" 2>/dev/null
+        rmdir "$v2/moat-1-stale" "$v2/moat-1-fresh" "$v2/moat-1-busy" 2>/dev/null
     fi
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
