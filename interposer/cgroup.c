@@ -303,7 +303,6 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 	memset(cg, 0, sizeof *cg);
 	cg->use = use;
 	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = -1;
-	cg->failcnt_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
 		cg->procs_fd[d] = cg->parent_fd[d] = -1;
 	if (use == CG_OFF)
@@ -369,7 +368,6 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 			s = write_str(dfd, "memory.swappiness", "0");
 		if (!e && !s && (cg->oom_fd = open_at(dfd, "memory.oom_control", O_RDONLY)) >= 0) {
 			cg->peak_fd = open_at(dfd, "memory.max_usage_in_bytes", O_RDONLY);
-			cg->failcnt_fd = open_at(dfd, "memory.failcnt", O_RDONLY);
 			cg->ver[CGP_MEMORY] = 1, cg->piece_dir[CGP_MEMORY] = d;
 			close_fd(&dfd);
 		} else {
@@ -431,7 +429,7 @@ int cgroup_attach(struct cgroups *cg, pid_t pid)
 		rc = -1;
 	}
 	if (!cg->ver[CGP_MEMORY])
-		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd), close_fd(&cg->failcnt_fd);
+		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd);
 	if (!cg->ver[CGP_PIDS])
 		close_fd(&cg->pids_fd);
 	if (!cg->ver[CGP_CPU])
@@ -473,13 +471,16 @@ uint64_t cgroup_oom_kills(struct cgroups *cg)
 	return cg->ver[CGP_MEMORY] ? field(cg->oom_fd, "oom_kill") : 0;
 }
 
-bool cgroup_memory_limit_hit(struct cgroups *cg)
+bool cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit)
 {
-	if (cg->ver[CGP_MEMORY] == 2) /* "max": an allocation met memory.max */
-		return field(cg->oom_fd, "max") > 0;
-	if (cg->ver[CGP_MEMORY] == 1)
-		return field(cg->failcnt_fd, NULL) > 0;
-	return false;
+	if (!cg->ver[CGP_MEMORY])
+		return false;
+	/* v2 counts allocations that met memory.max ("max"); v1's failcnt
+	 * stays 0 on recent kernels, so the peak says it: at the limit, to
+	 * within the pages a charge takes at once. */
+	if (cg->ver[CGP_MEMORY] == 2 && field(cg->oom_fd, "max") > 0)
+		return true;
+	return field(cg->peak_fd, NULL) + limit / 64 >= limit;
 }
 
 uint64_t cgroup_pids_refused(struct cgroups *cg)
@@ -592,5 +593,4 @@ void cgroup_cleanup(struct cgroups *cg)
 	close_fd(&cg->cpu_fd);
 	close_fd(&cg->cpustat_fd);
 	close_fd(&cg->peak_fd);
-	close_fd(&cg->failcnt_fd);
 }

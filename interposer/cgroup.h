@@ -57,7 +57,6 @@ struct cgroups {
 	int cpu_fd;                      /* cpu.stat (v2), cpuacct.usage (v1) */
 	int cpustat_fd;                  /* cpuacct.stat (v1) */
 	int peak_fd;                     /* memory.peak (v2), memory.max_usage_in_bytes (v1) */
-	int failcnt_fd;                  /* memory.failcnt (v1): our own limit reached */
 };
 
 /* Make the cgroups the limits need (and, for CPU accounting and the kill,
@@ -76,7 +75,7 @@ void cgroup_kill(struct cgroups *cg);
 uint64_t cgroup_oom_kills(struct cgroups *cg);
 /* Did the sandbox's memory reach its own limit (and not only an enclosing
  * cgroup's or the host's)? */
-bool cgroup_memory_limit_hit(struct cgroups *cg);
+bool cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit);
 /* Forks or clones refused at the task limit so far. */
 uint64_t cgroup_pids_refused(struct cgroups *cg);
 /* CPU seconds of every process that ran in it (user and system apart when

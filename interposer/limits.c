@@ -166,7 +166,7 @@ void limits_stop(struct sandbox *sb, const char *status, const char *limit, cons
 static const char *oom_message(struct sandbox *sb)
 {
 	static char msg[200];
-	if (cgroup_memory_limit_hit(&sb->cg))
+	if (cgroup_memory_limit_hit(&sb->cg, sb->lim.mem_bytes))
 		snprintf(msg, sizeof msg,
 			 "memory limit of %llu bytes exceeded (the kernel's OOM killer stopped a "
 			 "process at it)",

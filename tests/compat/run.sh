@@ -495,6 +495,20 @@ for _ in range(4):
         time.sleep(30)
         os._exit(0)
 time.sleep(30)'
+    # An enclosing cgroup's limit (256M) met below the sandbox's own (1G):
+    # ML, saying it was not the sandbox's limit (v1 memory hierarchy only)
+    mp=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
+    if [ "$enf" = cgroup ] && [ -n "$mp" ] && [ -d "/sys/fs/cgroup/memory$mp" ]; then
+        outer=/sys/fs/cgroup/memory${mp%/}/moat-test-outer-$$
+        mkdir "$outer" && echo 256M >"$outer/memory.limit_in_bytes"
+        sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$outer" "$MOAT" run --report "$W/outer.report" \
+            --memory-limit 1G -- python3 -c 'b = bytearray(400 * 2**20); b[::4096] = b"x" * len(b[::4096])' \
+            </dev/null >/dev/null 2>&1
+        grep -q '"status":"ML","message":"out of memory below the sandbox.s limit of 1073741824' "$W/outer.report" ||
+            msg="$msg; outer: $(head -c 300 "$W/outer.report")"
+        sleep 0.2
+        rmdir "$outer"
+    fi
     # ... and not memory counted twice: 256 MB shared by nine forked
     # processes (2.3 GB resident on paper) is well within 1G
     lim ml-shared "status=OK exitcode=0" --memory-limit 1G -- python3 -c '
