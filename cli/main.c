@@ -49,7 +49,7 @@ static void usage(FILE *f)
 	      "  --time-limit SEC    CPU time of all sandbox processes together (TO)\n"
 	      "  --wall-time-limit SEC  wall time from the first exec (TW)\n"
 	      "  --memory-limit SIZE memory of all processes together (ML; K, M, G; default\n"
-	      "                      half the host's RAM; none: no limit)\n"
+	      "                      half the RAM, held by a cgroup only; none: no limit)\n"
 	      "  --pids-limit N      tasks (processes and threads) alive at once (PL;\n"
 	      "                      default 4096; none: no limit)\n"
 	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
