@@ -588,6 +588,7 @@ static int walker_start(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
+		setpgid(0, 0); /* terminal signals are the program's, not ours */
 		/* Nothing of moat's but the two pipes (as 3 and 4); 0-2 are
 		 * /dev/null, not moat's terminal. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);

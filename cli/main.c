@@ -2,6 +2,7 @@
  * supervisor.  Option parsing and the run's setup and teardown; the work
  * is in the modules. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -420,10 +421,29 @@ static int cmd_run(int argc, char **argv)
 				lim.nofile_caller = nof.rlim_cur;
 			nof.rlim_cur = up.rlim_cur;
 		}
-		if (nof.rlim_cur < MOAT_MIN_FDS) {
-			char n[32];
-			snprintf(n, sizeof n, "%llu", (unsigned long long)nof.rlim_cur);
-			return die("ulimit -n is %s", n, "moat needs 128 open files: raise it");
+		/* What the caller left open counts against it too. */
+		unsigned long long open_fds = 0;
+		DIR *fds = opendir("/proc/self/fd");
+		for (struct dirent *e; fds && (e = readdir(fds));)
+			open_fds += e->d_name[0] != '.';
+		if (fds)
+			closedir(fds);
+		if (nof.rlim_cur < MOAT_MIN_FDS + open_fds) {
+			char n[64];
+			snprintf(n, sizeof n, "%llu with %llu fds open", (unsigned long long)nof.rlim_cur,
+				 open_fds);
+			return die("ulimit -n is %s", n,
+				   "moat needs 128 open files of its own: raise it or close some");
+		}
+		/* Raised for moat first: it fails as it would for the child
+		 * (no CAP_SYS_RESOURCE), and then is said here. */
+		struct rlimit hi = { nof.rlim_cur, lim.nofile };
+		if (lim.nofile > nof.rlim_max && setrlimit(RLIMIT_NOFILE, &hi) < 0) {
+			char n[64];
+			snprintf(n, sizeof n, "%u is above the hard limit %llu", lim.nofile,
+				 (unsigned long long)nof.rlim_max);
+			return die("--open-files-limit %s", n,
+				   "raising it needs CAP_SYS_RESOURCE: see ulimit -Hn");
 		}
 	}
 	if (!kernel_ok())
@@ -451,10 +471,12 @@ static int cmd_run(int argc, char **argv)
 	 * one that comes before it runs is forwarded at its start. */
 	sigset_t stop;
 	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigaddset(&stop, SIGQUIT);
+	int stops[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+		struct sigaction sa; /* one the caller ignores stays ignored */
+		if (sigaction(stops[k], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+			sigaddset(&stop, stops[k]);
+	}
 	sigprocmask(SIG_BLOCK, &stop, &sb.opt.sigmask);
 	sb.opt.sigmask_set = true;
 	if (sb.lim.mem_default)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -142,8 +143,21 @@ static int write_num(int dfd, const char *name, unsigned long long v)
 	return write_str(dfd, name, s);
 }
 
+/* moat-PID-XXXXXXXX: one of moat's names, not any other "moat-..." */
+static bool moat_name(const char *n)
+{
+	if (strncmp(n, "moat-", 5))
+		return false;
+	n += 5;
+	size_t digits = strspn(n, "0123456789");
+	if (!digits || n[digits] != '-')
+		return false;
+	n += digits + 1;
+	return strlen(n) == 8 && strspn(n, "0123456789abcdef") == 8;
+}
+
 /* Remove what a moat killed with SIGKILL left in the parent: empty
- * directories of moat's name, a minute old. */
+ * directories of moat's name, a minute old, that no live moat holds. */
 static void sweep_stale(int pfd)
 {
 	int fd = dup(pfd);
@@ -157,13 +171,28 @@ static void sweep_stale(int pfd)
 	time_t now = time(NULL);
 	while ((e = readdir(d))) {
 		struct stat st;
-		if (strncmp(e->d_name, "moat-", 5) ||
+		if (!moat_name(e->d_name) ||
 		    fstatat(pfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 		    now - st.st_mtime < STALE_S)
 			continue;
-		unlinkat(pfd, e->d_name, AT_REMOVEDIR); /* EBUSY when populated */
+		/* A live moat holds a shared lock on each of its directories
+		 * from their making to their removal (one whose setup stalled
+		 * before its first process moved in is empty, and old). */
+		int lk = open_at(pfd, e->d_name, O_RDONLY | O_DIRECTORY);
+		if (lk < 0)
+			continue;
+		if (flock(lk, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(pfd, e->d_name, AT_REMOVEDIR); /* EBUSY when populated */
+		close(lk);
 	}
 	closedir(d);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 /* A directory of our own under `parent`: its index, with its fd in *dfd,
@@ -190,7 +219,13 @@ static int make_dir(struct cgroups *cg, const char *parent, int *dfd)
 		}
 		*dfd = open_at(pfd, cg->name[d], O_RDONLY | O_DIRECTORY);
 		int procs = *dfd >= 0 ? open_at(*dfd, "cgroup.procs", O_WRONLY) : -1;
-		if (procs < 0) {
+		/* held until removed: another moat's sweep leaves it alone */
+		cg->lock_fd[d] = *dfd >= 0 ? open_at(pfd, cg->name[d], O_RDONLY | O_DIRECTORY) : -1;
+		if (cg->lock_fd[d] >= 0 && flock(cg->lock_fd[d], LOCK_SH) < 0)
+			close_fd(&cg->lock_fd[d]);
+		if (procs < 0 || cg->lock_fd[d] < 0) {
+			close_fd(&procs);
+			close_fd(&cg->lock_fd[d]);
 			if (*dfd >= 0)
 				close(*dfd);
 			unlinkat(pfd, cg->name[d], AT_REMOVEDIR);
@@ -208,12 +243,6 @@ static int make_dir(struct cgroups *cg, const char *parent, int *dfd)
 	return -1;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
 
 /* Remove the last directory made (nothing of it in force). */
 static void unmake_last(struct cgroups *cg, int *dfd)
@@ -221,6 +250,7 @@ static void unmake_last(struct cgroups *cg, int *dfd)
 	int d = --cg->ndir;
 	close_fd(dfd);
 	close_fd(&cg->procs_fd[d]);
+	close_fd(&cg->lock_fd[d]);
 	unlinkat(cg->parent_fd[d], cg->name[d], AT_REMOVEDIR);
 	close_fd(&cg->parent_fd[d]);
 	cg->dir[d][0] = cg->name[d][0] = '\0';
@@ -250,10 +280,11 @@ static void on_fatal(int sig)
 	struct cgroups *cg = registered;
 	if (cg && cg->owner == getpid()) {
 		registered = NULL;
-		/* The loop runs with the sandbox's fsuid: moat's own back, for
-		 * the directories' parents. */
-		setfsuid(geteuid());
-		setfsgid(getegid());
+		/* The loop runs with the sandbox's fsuid, and a socket call
+		 * with its euid too: moat's own, as at the start, for the
+		 * directories' parents (the saved uid allows it). */
+		setfsuid(cg->self_uid);
+		setfsgid(cg->self_gid);
 		remove_dirs(cg);
 	}
 	raise(sig);
@@ -268,15 +299,27 @@ static void cleanup_at_exit(void)
 
 /* The signals whose default ends moat and that it does not handle itself
  * (SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked for the run and
- * forwarded; the faults are left to a sanitizer). */
+ * forwarded; the faults and SIGTRAP are left to a sanitizer and a
+ * debugger), and the real-time ones. */
 static const int fatal_sigs[] = { SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGUSR1,
 				  SIGUSR2, SIGALRM,   SIGVTALRM, SIGPROF, SIGIO,
-				  SIGPWR,  SIGXCPU,   SIGXFSZ, SIGSTKFLT };
+				  SIGPWR,  SIGXCPU,   SIGXFSZ, SIGSTKFLT, SIGSYS };
+
+static void fatal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
+		sigaddset(set, fatal_sigs[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(set, sig);
+}
 
 static void register_cleanup(struct cgroups *cg)
 {
 	static bool once;
 	cg->owner = getpid();
+	cg->self_uid = geteuid();
+	cg->self_gid = getegid();
 	registered = cg;
 	if (once)
 		return;
@@ -292,6 +335,11 @@ static void register_cleanup(struct cgroups *cg)
 		if (sigaction(fatal_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 			sigaction(fatal_sigs[i], &sa, NULL);
 	}
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+		struct sigaction old;
+		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sig, &sa, NULL);
+	}
 }
 
 static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, char *err,
@@ -304,16 +352,19 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 	cg->use = use;
 	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
-		cg->procs_fd[d] = cg->parent_fd[d] = -1;
+		cg->procs_fd[d] = cg->parent_fd[d] = cg->lock_fd[d] = -1;
 	if (use == CG_OFF)
 		return 0;
 	register_cleanup(cg);
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	cg->ceiling = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+	uint64_t enclosing = cgroup_memory_ceiling();
+	if (enclosing && (!cg->ceiling || enclosing < cg->ceiling))
+		cg->ceiling = enclosing;
 	/* A directory made but not yet counted would escape the handler:
 	 * the signals wait until the setup is done. */
 	sigset_t block, old;
-	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
-		sigaddset(&block, fatal_sigs[i]);
+	fatal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	int r = setup(cg, use, l, err, errlen);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -471,16 +522,21 @@ uint64_t cgroup_oom_kills(struct cgroups *cg)
 	return cg->ver[CGP_MEMORY] ? field(cg->oom_fd, "oom_kill") : 0;
 }
 
-bool cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit)
+int cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit)
 {
 	if (!cg->ver[CGP_MEMORY])
-		return false;
-	/* v2 counts allocations that met memory.max ("max"); v1's failcnt
-	 * stays 0 on recent kernels, so the peak says it: at the limit, to
-	 * within the pages a charge takes at once. */
-	if (cg->ver[CGP_MEMORY] == 2 && field(cg->oom_fd, "max") > 0)
-		return true;
-	return field(cg->peak_fd, NULL) + limit / 64 >= limit;
+		return 0;
+	/* v2 counts the allocations memory.max failed ("oom") */
+	if (cg->ver[CGP_MEMORY] == 2)
+		return field(cg->oom_fd, "oom") > 0;
+	/* v1's failcnt stays 0 on recent kernels, and its peak counts page
+	 * cache, which sits at the limit after any large read: a peak below
+	 * the limit says "not ours"; at it, "ours" only when nothing else
+	 * could have run out first (no enclosing limit nor the host's RAM
+	 * within twice ours). */
+	if (field(cg->peak_fd, NULL) + limit / 64 < limit)
+		return 0;
+	return cg->ceiling && cg->ceiling < 2 * limit ? -1 : 1;
 }
 
 uint64_t cgroup_pids_refused(struct cgroups *cg)
@@ -573,9 +629,7 @@ uint64_t cgroup_memory_ceiling(void)
 void cgroup_cleanup(struct cgroups *cg)
 {
 	sigset_t block, old;
-	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++)
-		sigaddset(&block, fatal_sigs[i]);
+	fatal_set(&block);
 	sigprocmask(SIG_BLOCK, &block, &old); /* the handler would find half a list */
 	if (registered == cg)
 		registered = NULL;
@@ -584,6 +638,7 @@ void cgroup_cleanup(struct cgroups *cg)
 	for (int d = 0; d < cg->ndir; d++) {
 		close_fd(&cg->procs_fd[d]);
 		close_fd(&cg->parent_fd[d]);
+		close_fd(&cg->lock_fd[d]);
 	}
 	cg->ndir = 0; /* ver[] stays: the report says what was in force */
 	sigprocmask(SIG_SETMASK, &old, NULL);

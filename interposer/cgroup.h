@@ -49,8 +49,12 @@ struct cgroups {
 	char name[CG_MAX_DIRS][64];      /* their names in their parents */
 	int parent_fd[CG_MAX_DIRS];      /* the parents (removal by unlinkat) */
 	int procs_fd[CG_MAX_DIRS];       /* their cgroup.procs */
+	int lock_fd[CG_MAX_DIRS];        /* each, flock(LOCK_SH) while ours */
 	int ndir;
 	pid_t owner;                     /* moat: a forked child never cleans up */
+	uid_t self_uid;                  /* moat's own ids, for the signal handler */
+	gid_t self_gid;
+	uint64_t ceiling;                /* the host's RAM or an enclosing limit, the smaller */
 	int kill_fd;                     /* cgroup.kill */
 	int oom_fd;                      /* memory.events (v2), memory.oom_control (v1) */
 	int pids_fd;                     /* pids.events */
@@ -73,9 +77,9 @@ int cgroup_attach(struct cgroups *cg, pid_t pid);
 void cgroup_kill(struct cgroups *cg);
 /* OOM kills in the sandbox's memory cgroup so far (by any OOM killer). */
 uint64_t cgroup_oom_kills(struct cgroups *cg);
-/* Did the sandbox's memory reach its own limit (and not only an enclosing
- * cgroup's or the host's)? */
-bool cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit);
+/* Was an OOM kill the sandbox's own limit's (1), an enclosing cgroup's or
+ * the host's (0), or can the counters not tell (-1)? */
+int cgroup_memory_limit_hit(struct cgroups *cg, uint64_t limit);
 /* Forks or clones refused at the task limit so far. */
 uint64_t cgroup_pids_refused(struct cgroups *cg);
 /* CPU seconds of every process that ran in it (user and system apart when

@@ -49,6 +49,7 @@ struct run_result {
 	uint64_t last_cg_ns;     /* the last read of the cgroups' counters */
 	uint64_t pss_next_ns;    /* the next look at PSS past the memory limit */
 	uint64_t pss_rss_kb;     /* the resident sum at the last look at PSS */
+	uint64_t pss_earliest_ns; /* no look at PSS before (its cost bounded) */
 };
 
 struct sandbox;

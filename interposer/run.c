@@ -190,6 +190,8 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	syscall(SYS_close_range, lo, ~0U, 0);
 	if (chdir(empty_dir) < 0)
 		child_fail(fd_wr, "chdir");
+	/* While root may still raise a hard limit (--open-files-limit) */
+	limits_child(&sb->lim);
 	if (geteuid() == 0) {
 		gid_t g = sb->gid;
 		drop_bounding();
@@ -198,7 +200,6 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 			child_fail(fd_wr, "setuid");
 	}
 	drop_caps();
-	limits_child(&sb->lim);
 	/* The kernel writes a core by core_pattern, which may be a host path
 	 * outside the view: no cores from the sandbox. */
 	struct rlimit nocore = { 0, 0 };
@@ -299,8 +300,14 @@ int sandbox_run(struct sandbox *sb)
 	sigset_t mask, old;
 	sigemptyset(&mask);
 	int fwd[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
+	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++) {
+		/* A signal the caller ignores (`cmd &` ignores SIGINT) stays
+		 * ignored: neither forwarded nor counted toward the kill. */
+		struct sigaction sa;
+		if (fwd[i] != SIGCHLD && sigaction(fwd[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
 		sigaddset(&mask, fwd[i]);
+	}
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
@@ -362,7 +369,11 @@ int sandbox_run(struct sandbox *sb)
 	t->started = true; /* seized, never auto-attached: no initial stop */
 	/* Into the cgroups before it runs anything of the program's: all it
 	 * starts is born there. */
-	if (cgroup_attach(&sb->cg, child) < 0) {
+	int attached = cgroup_attach(&sb->cg, child);
+	/* A default memory limit only a cgroup may hold (cli/main.c) */
+	if (sb->lim.mem_default && !sb->cg.ver[CGP_MEMORY])
+		sb->lim.mem_bytes = 0;
+	if (attached < 0) {
 		fprintf(stderr, "moat: --cgroup required: the sandbox could not be moved into its "
 				"cgroups; use --cgroup auto\n");
 		kill(child, SIGKILL);

@@ -176,6 +176,9 @@ static int factory_start(struct net *n, char *err, size_t errlen)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
+		/* Out of moat's process group: a Ctrl-C or Ctrl-Z at the
+		 * terminal is the program's (moat forwards it), not ours. */
+		setpgid(0, 0);
 		/* Nothing of moat's but the channel (fd 3) and 0-2. */
 		if (dup2(sv[1], 3) < 0)
 			_exit(1);

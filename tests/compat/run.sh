@@ -606,26 +606,41 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
             done
         done
     fi
+    # A terminal signal the caller ignores (as `cmd &` in a script ignores
+    # SIGINT) stays ignored: neither forwarded nor counted toward a kill
+    out=$( (trap '' INT; "$MOAT" run --cgroup "$cg" -- sh -c 'sleep 0.5; echo survived' </dev/null 2>&1 &
+        p=$!; sleep 0.2; kill -INT "$p"; kill -INT "$p"; wait "$p"; echo "rc=$?") )
+    [ "$out" = "survived
+rc=0" ] || msg="$msg; ignored SIGINT: $out"
     # What a moat killed with SIGKILL leaves (an empty directory of moat's
-    # name, a minute old) the next one removes; a fresh one, or an old one
-    # that holds a process, it leaves alone.
+    # name, a minute old) the next one removes; a fresh one, an old one
+    # that holds a process, one a live moat holds locked (its setup
+    # stalled before its first process moved in), and another name, it
+    # leaves alone.
     if [ "$enf" = cgroup ]; then
         v2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)$(sed -n 's/^0:://p' /proc/self/cgroup)
         v2=${v2%/}
-        mkdir "$v2/moat-1-stale" "$v2/moat-1-fresh" "$v2/moat-1-busy" 2>/dev/null
+        st="$v2/moat-1-5e1e0001" fr="$v2/moat-1-5e1e0002" bz="$v2/moat-1-5e1e0003" lk="$v2/moat-1-5e1e0004"
+        fo="$v2/moat-ci-pool-$$"
+        mkdir "$st" "$fr" "$bz" "$lk" "$fo" 2>/dev/null
         sleep 30 &
         sleeper=$!
-        echo "$sleeper" >"$v2/moat-1-busy/cgroup.procs"
-        touch -d '2 minutes ago' "$v2/moat-1-stale" "$v2/moat-1-busy"
+        echo "$sleeper" >"$bz/cgroup.procs"
+        touch -d '2 minutes ago' "$st" "$bz" "$lk" "$fo"
+        flock -s "$lk" sleep 30 &
+        locker=$!
+        sleep 0.2
     fi
     lim ok "status=OK exitcode=0 killed=false processes=1" -- true
     if [ "$enf" = cgroup ]; then
-        [ ! -d "$v2/moat-1-stale" ] || msg="$msg; stale: a killed moat's old empty cgroup was not removed"
-        [ -d "$v2/moat-1-fresh" ] || msg="$msg; stale: a fresh cgroup was removed"
-        [ -d "$v2/moat-1-busy" ] || msg="$msg; stale: a cgroup holding a process was removed"
-        kill "$sleeper"
-        wait "$sleeper" 2>/dev/null
-        rmdir "$v2/moat-1-stale" "$v2/moat-1-fresh" "$v2/moat-1-busy" 2>/dev/null
+        [ ! -d "$st" ] || msg="$msg; stale: a killed moat's old empty cgroup was not removed"
+        [ -d "$fr" ] || msg="$msg; stale: a fresh cgroup was removed"
+        [ -d "$bz" ] || msg="$msg; stale: a cgroup holding a process was removed"
+        [ -d "$lk" ] || msg="$msg; stale: a cgroup a live moat holds was removed"
+        [ -d "$fo" ] || msg="$msg; stale: a cgroup of another name was removed"
+        kill "$sleeper" "$locker"
+        wait "$sleeper" "$locker" 2>/dev/null
+        rmdir "$st" "$fr" "$bz" "$lk" "$fo" 2>/dev/null
     fi
     lim re "status=RE exitcode=3" -- sh -c 'exit 3'
     lim sg "status=SG exitsig=11" -- sh -c 'kill -SEGV $$'
@@ -1018,6 +1033,13 @@ if want bad-input; then
         [ "$rc" = 125 ] && [ "$(wc -l <"$W/bad.err")" = 1 ] && grep -q '^moat: --cgroup required' "$W/bad.err" ||
             msg="$msg; cgroup required without one: exit $rc, stderr $(head -c 300 "$W/bad.err")"
         cg_left "cgroup required without one" "$(cat "$W/bad.pid")"
+        # an open-files limit above the hard one, which only
+        # CAP_SYS_RESOURCE may raise: said, not replaced by another
+        (ulimit -Hn 20000 && exec setpriv --reuid 65534 --regid 65534 --clear-groups "$MOAT" run \
+            --open-files-limit 30000 -- true) </dev/null >"$W/bad.out" 2>"$W/bad.err"
+        rc=$?
+        [ "$rc" = 125 ] && [ "$(wc -l <"$W/bad.err")" = 1 ] && grep -q '^moat: --open-files-limit 30000 is above' "$W/bad.err" ||
+            msg="$msg; open-files-limit above the hard limit: exit $rc, stderr $(head -c 300 "$W/bad.err")"
     fi
     check125 "unknown command" frobnicate
     if [ "$private_shm" = 0 ]; then
