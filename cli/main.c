@@ -73,8 +73,8 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* The open files moat needs at least (it uses about 40 for a run). */
-#define MOAT_MIN_FDS 128
+/* The free fds moat needs at least (it uses about 40 for a run). */
+#define MOAT_MIN_FDS 64
 
 /* The default memory limit: half of what moat may use, the host's RAM or
  * the limit of a cgroup moat runs in, whichever is smaller (0: unknown). */
@@ -424,16 +424,21 @@ static int cmd_run(int argc, char **argv)
 		/* What the caller left open counts against it too. */
 		unsigned long long open_fds = 0;
 		DIR *fds = opendir("/proc/self/fd");
-		for (struct dirent *e; fds && (e = readdir(fds));)
-			open_fds += e->d_name[0] != '.';
+		for (struct dirent *e; fds && (e = readdir(fds));) {
+			/* 3 and up, below the limit (higher ones take no slot),
+			 * not this listing's own */
+			unsigned long long fd = strtoull(e->d_name, NULL, 10);
+			open_fds += e->d_name[0] != '.' && fd >= 3 && fd < nof.rlim_cur &&
+				    (int)fd != dirfd(fds);
+		}
 		if (fds)
 			closedir(fds);
-		if (nof.rlim_cur < MOAT_MIN_FDS + open_fds) {
+		if (nof.rlim_cur < MOAT_MIN_FDS + 3 + open_fds) { /* + 0-2 */
 			char n[64];
 			snprintf(n, sizeof n, "%llu with %llu fds open", (unsigned long long)nof.rlim_cur,
 				 open_fds);
 			return die("ulimit -n is %s", n,
-				   "moat needs 128 open files of its own: raise it or close some");
+				   "moat needs 64 free fds of its own: raise it or close some");
 		}
 		/* Raised for moat first: it fails as it would for the child
 		 * (no CAP_SYS_RESOURCE), and then is said here. */

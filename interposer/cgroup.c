@@ -212,7 +212,8 @@ static int make_dir(struct cgroups *cg, const char *parent, int *dfd)
 		if (getrandom(&r, sizeof r, 0) != sizeof r)
 			r = (unsigned)time(NULL) ^ (unsigned)k * 2654435761u;
 		snprintf(cg->name[d], sizeof cg->name[d], "moat-%d-%08x", (int)getpid(), r);
-		if (mkdirat(pfd, cg->name[d], 0755) < 0) {
+		/* 0700: nobody else opens it (or takes its lock first) */
+		if (mkdirat(pfd, cg->name[d], 0700) < 0) {
 			if (errno == EEXIST)
 				continue;
 			break;
@@ -221,7 +222,7 @@ static int make_dir(struct cgroups *cg, const char *parent, int *dfd)
 		int procs = *dfd >= 0 ? open_at(*dfd, "cgroup.procs", O_WRONLY) : -1;
 		/* held until removed: another moat's sweep leaves it alone */
 		cg->lock_fd[d] = *dfd >= 0 ? open_at(pfd, cg->name[d], O_RDONLY | O_DIRECTORY) : -1;
-		if (cg->lock_fd[d] >= 0 && flock(cg->lock_fd[d], LOCK_SH) < 0)
+		if (cg->lock_fd[d] >= 0 && flock(cg->lock_fd[d], LOCK_SH | LOCK_NB) < 0)
 			close_fd(&cg->lock_fd[d]);
 		if (procs < 0 || cg->lock_fd[d] < 0) {
 			close_fd(&procs);

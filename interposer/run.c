@@ -190,8 +190,6 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	syscall(SYS_close_range, lo, ~0U, 0);
 	if (chdir(empty_dir) < 0)
 		child_fail(fd_wr, "chdir");
-	/* While root may still raise a hard limit (--open-files-limit) */
-	limits_child(&sb->lim);
 	if (geteuid() == 0) {
 		gid_t g = sb->gid;
 		drop_bounding();
@@ -200,6 +198,9 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 			child_fail(fd_wr, "setuid");
 	}
 	drop_caps();
+	/* Without capabilities: a hard limit of the caller's stays (moat
+	 * raised its own for --open-files-limit where it could, cli) */
+	limits_child(&sb->lim);
 	/* The kernel writes a core by core_pattern, which may be a host path
 	 * outside the view: no cores from the sandbox. */
 	struct rlimit nocore = { 0, 0 };

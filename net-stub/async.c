@@ -111,7 +111,15 @@ int net_job_start(struct net_job *j)
 	j->next = live;
 	live = j;
 	nlive++;
+	/* The thread takes no signal but its interrupt: a signal that ends
+	 * moat is handled by the main thread, whose ids can become root's
+	 * again (cgroup.c), not by a thread that dropped them for good. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGURG);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int r = pthread_create(&j->thread, &a, run_job, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&a);
 	if (r) {
 		live = j->next;

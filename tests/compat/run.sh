@@ -627,7 +627,7 @@ rc=0" ] || msg="$msg; ignored SIGINT: $out"
         sleeper=$!
         echo "$sleeper" >"$bz/cgroup.procs"
         touch -d '2 minutes ago' "$st" "$bz" "$lk" "$fo"
-        flock -s "$lk" sleep 30 &
+        flock -o -s "$lk" sleep 30 &
         locker=$!
         sleep 0.2
     fi
