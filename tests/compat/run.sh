@@ -594,10 +594,14 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
     # moat signalled at any moment of a short run (setup, the loop, the
     # end), with a signal it forwards or one that ends it: nothing of its
     # cgroups is left
+    # (a signal moat does not forward ends it with its scratch left: that
+    # goes to a directory of the test's, and /dev/shm is a private tmpfs)
     if [ "$enf" = cgroup ]; then
+        mkdir -p "$W/sig-scratch"
         for d in 0.001 0.002 0.004 0.006 0.01 0.02 0.04 0.08; do
             for sig in TERM USR1 ALRM; do
-                "$MOAT" run -- sleep 0.05 </dev/null >/dev/null 2>&1 &
+                MOAT_SCRATCH=$W/sig-scratch unshare -m sh -c 'mount -t tmpfs moat-sig /dev/shm || exit 99
+                    exec "$@"' sh "$MOAT" run -- sleep 0.05 </dev/null >/dev/null 2>&1 &
                 p=$!
                 sleep "$d"
                 kill -"$sig" "$p" 2>/dev/null
@@ -605,6 +609,7 @@ print("; ".join(bad))' "$W/files.report" "$rf" 2>&1)
                 cg_left "SIG$sig after ${d}s" "$p"
             done
         done
+        rm -rf "$W/sig-scratch"
     fi
     # A terminal signal the caller ignores (as `cmd &` in a script ignores
     # SIGINT) stays ignored: neither forwarded nor counted toward a kill
