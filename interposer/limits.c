@@ -184,6 +184,16 @@ static const char *oom_message(struct sandbox *sb)
 	return msg;
 }
 
+/* The kernel enforced the task limit: it refused a fork. */
+static const char *refused_message(struct sandbox *sb)
+{
+	static char msg[128];
+	snprintf(msg, sizeof msg,
+		 "more than %u tasks (processes and threads) at once: a fork was refused",
+		 sb->lim.pids);
+	return msg;
+}
+
 struct sample {
 	double cpu_s;
 	uint64_t rss_kb;
@@ -278,11 +288,7 @@ void limits_tick(struct sandbox *sb)
 	if (cg_due)
 		r->last_cg_ns = now;
 	if (cg_due && l->pids && cgroup_pids_refused(cg)) {
-		char msg[128];
-		snprintf(msg, sizeof msg,
-			 "more than %u tasks (processes and threads) at once: a fork was refused",
-			 l->pids);
-		limits_stop(sb, "PL", "processes", msg, true);
+		limits_stop(sb, "PL", "processes", refused_message(sb), true);
 		return;
 	}
 	if (cg_due && l->mem_bytes && cgroup_oom_kills(cg)) {
@@ -377,9 +383,7 @@ void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 	if (!r->stopping && !moat_failed && sb->lim.pids && cgroup_pids_refused(cg)) {
 		snprintf(r->status, sizeof r->status, "PL");
 		r->limit = "processes";
-		snprintf(r->message, sizeof r->message,
-			 "more than %u tasks (processes and threads) at once: a fork was refused",
-			 sb->lim.pids);
+		snprintf(r->message, sizeof r->message, "%s", refused_message(sb));
 		return;
 	}
 	if (r->stopping)
