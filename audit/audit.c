@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit/json.h"
 #include "interposer/call.h"
 #include "interposer/task.h"
 #include "net-stub/net.h"
@@ -45,21 +46,6 @@ void audit_close(struct audit *a)
 	free(a);
 }
 
-void audit_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-
-#define json_str audit_json_str
-	fputc('"', f);
-}
 
 static void head(FILE *f, pid_t tid, pid_t tgid)
 {
@@ -69,8 +55,8 @@ static void head(FILE *f, pid_t tid, pid_t tgid)
 	gmtime_r(&ts.tv_sec, &tm);
 	char when[40];
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(f, "{\"time\":\"%s.%06ldZ\",\"pid\":%d,\"tid\":%d,\"comm\":", when,
-		ts.tv_nsec / 1000, tgid, tid);
+	fprintf(f, "{\"time\":\"%s.%06ldZ\",\"pid\":%d,\"tid\":%d", when, ts.tv_nsec / 1000,
+		tgid, tid);
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof path, "/proc/%d/comm", tid);
 	FILE *cf = fopen(path, "re");
@@ -79,7 +65,7 @@ static void head(FILE *f, pid_t tid, pid_t tgid)
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(cf);
 	}
-	json_str(f, comm);
+	json_field(f, "comm", comm);
 }
 
 static const char *decision_of(const struct verdict *v)
@@ -115,13 +101,10 @@ static void net_fields(FILE *f, const struct call_net *cn)
 	fputs(",\"address\":", f);
 	json_str(f, cn->address);
 	fprintf(f, ",\"port\":%d", cn->port);
-	if (cn->host[0]) {
-		fputs(",\"host\":", f);
-		json_str(f, cn->host);
-	}
+	if (cn->host[0])
+		json_field(f, "host", cn->host);
 	if (cn->query[0]) {
-		fputs(",\"query\":", f);
-		json_str(f, cn->query);
+		json_field(f, "query", cn->query);
 		fputs(",\"qtype\":", f);
 		json_str(f, cn->qtype);
 	}
@@ -140,8 +123,7 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	FILE *f = a->f;
 	pid_t tgid = c->task && c->task->proc ? c->task->proc->tgid : c->tid;
 	head(f, c->tid, tgid);
-	fputs(",\"exe\":", f);
-	json_str(f, c->task && c->task->proc ? c->task->proc->exe : "");
+	json_field(f, "exe", c->task && c->task->proc ? c->task->proc->exe : "");
 	fputs(",\"syscall\":", f);
 	json_str(f, c->ent && c->ent->name ? c->ent->name : "unknown");
 	fprintf(f, ",\"nr\":%d,\"args\":[", c->nr);
@@ -162,25 +144,17 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	}
 	fputc(']', f);
 	if (c->npath > 0) {
-		fputs(",\"path\":", f);
-		json_str(f, c->path[0]);
-		if (c->resolved[0][0]) {
-			fputs(",\"resolved\":", f);
-			json_str(f, c->resolved[0]);
-		}
+		json_field(f, "path", c->path[0]);
+		if (c->resolved[0][0])
+			json_field(f, "resolved", c->resolved[0]);
 	}
 	if (c->npath > 1) {
-		fputs(",\"path2\":", f);
-		json_str(f, c->path[1]);
-		if (c->resolved[1][0]) {
-			fputs(",\"resolved2\":", f);
-			json_str(f, c->resolved[1]);
-		}
+		json_field(f, "path2", c->path[1]);
+		if (c->resolved[1][0])
+			json_field(f, "resolved2", c->resolved[1]);
 	}
-	if (c->detail[0]) {
-		fputs(",\"detail\":", f);
-		json_str(f, c->detail);
-	}
+	if (c->detail[0])
+		json_field(f, "detail", c->detail);
 	net_fields(f, &c->net);
 	stack_field(f, (char (*)[160])c->stack, c->nstack);
 	fprintf(f, ",\"result\":%lld", (long long)result);
@@ -206,16 +180,12 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 		return;
 	FILE *f = a->f;
 	head(f, tid, tgid);
-	fputs(",\"exe\":", f);
-	json_str(f, exe ? exe : "");
+	json_field(f, "exe", exe ? exe : "");
 	fputs(",\"syscall\":", f);
 	json_str(f, syscall);
-	fputs(",\"path\":", f);
-	json_str(f, path ? path : "");
-	if (resolved && resolved[0]) {
-		fputs(",\"resolved\":", f);
-		json_str(f, resolved);
-	}
+	json_field(f, "path", path ? path : "");
+	if (resolved && resolved[0])
+		json_field(f, "resolved", resolved);
 	stack_field(f, stack, nstack);
 	fprintf(f, ",\"result\":%d", -err);
 	if (err) {
@@ -248,8 +218,7 @@ void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const str
 {
 	FILE *f = a->f;
 	head(f, tid, pid);
-	fputs(",\"exe\":", f);
-	json_str(f, exe ? exe : "");
+	json_field(f, "exe", exe ? exe : "");
 	fputs(",\"syscall\":\"dns\"", f);
 	net_fields(f, cn);
 	stack_field(f, stack, nstack);
@@ -269,7 +238,10 @@ void audit_json_destinations(FILE *f, const struct net *n)
 	for (int i = 0; i < n->nseen; i++) {
 		const struct net_seen *s = &n->seen[i];
 		fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
-		json_str(f, s->what);
+		if (json_str(f, s->what)) {
+			fputs(",\"destination-hex\":", f);
+			json_hex(f, s->what, strlen(s->what));
+		}
 		fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", s->tried, s->allowed,
 			s->denied);
 	}

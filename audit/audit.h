@@ -41,9 +41,8 @@ void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, c
  * known (pid 0 otherwise). */
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
 	       const char *decision, const char *rule, char (*stack)[160], int nstack);
-/* A JSON string of `s` (quotes, escapes), and the network summary's
- * destinations as a JSON array: for the run report too. */
-void audit_json_str(FILE *f, const char *s);
+/* The network summary's destinations as a JSON array: for the run report
+ * too. */
 void audit_json_destinations(FILE *f, const struct net *n);
 /* The run's network summary: one record, syscall "net-summary", written at
  * the end: the loopback in force and every destination tried. */

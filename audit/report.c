@@ -12,11 +12,12 @@
 #include <xxhash.h>
 
 #include "audit/audit.h"
+#include "audit/json.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "net-stub/net.h"
 
-#define str audit_json_str
+#define str json_str
 
 static const char *const class_names[SC_NCLASS] = {
 	"file", "net", "process", "memory", "signal", "time", "ipc", "identity", "system",
@@ -71,7 +72,10 @@ static void add_file(void *arg, const char *vpath, const struct stat *st, int fd
 
 void report_collect_files(struct report_files *out, const struct vfs *v, struct timespec since)
 {
-	out->truncated = vfs_changed_files(v, since, REPORT_FILES_MAX, add_file, out);
+	struct vfs_changes_cut cut;
+	vfs_changed_files(v, since, REPORT_FILES_MAX, add_file, out, &cut);
+	out->omitted = cut.files;
+	out->deep = cut.dirs;
 }
 
 void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
@@ -135,7 +139,10 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	for (size_t i = 0; i < report_files.n; i++) {
 		const struct report_file *e = &report_files.f[i];
 		fputs(i ? ",{\"path\":" : "{\"path\":", f);
-		str(f, e->path);
+		if (str(f, e->path)) {
+			fputs(",\"path-hex\":", f);
+			json_hex(f, e->path, strlen(e->path));
+		}
 		fprintf(f, ",\"size\":%llu,\"xxh128\":", (unsigned long long)e->size);
 		if (e->xxh128[0])
 			str(f, e->xxh128);
@@ -144,64 +151,29 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		fputc('}', f);
 	}
 	fputc(']', f);
-	if (report_files.truncated)
-		fputs(",\"files-truncated\":true", f);
+	/* A list that is cut says so, and by how much. */
+	if (report_files.omitted || report_files.deep)
+		fprintf(f, ",\"files-truncated\":true,\"files-omitted\":%u,\"dirs-not-walked\":%u",
+			report_files.omitted, report_files.deep);
 	fputs(",\"version\":", f);
 	str(f, version);
 	fputs("}\n", f);
-}
-
-/* Bytes as a JSON string: valid UTF-8 kept, control characters escaped,
- * any byte that is not part of valid UTF-8 as U+FFFD. */
-static void json_bytes(FILE *f, const char *data, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)data, *end = p + n;
-	fputc('"', f);
-	while (p < end) {
-		unsigned c = *p;
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			p++;
-		} else if (c < 0x20 || c == 0x7f) {
-			if (c == '\n')
-				fputs("\\n", f);
-			else if (c == '\t')
-				fputs("\\t", f);
-			else
-				fprintf(f, "\\u%04x", c);
-			p++;
-		} else if (c < 0x80) {
-			fputc((int)c, f);
-			p++;
-		} else {
-			size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-			bool ok = len && (size_t)(end - p) >= len;
-			for (size_t k = 1; ok && k < len; k++)
-				ok = (p[k] & 0xc0) == 0x80;
-			if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-				ok = false; /* overlong, surrogate */
-			if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-				ok = false;
-			if (ok) {
-				fwrite(p, 1, len, f);
-				p += len;
-			} else {
-				fputs("\\ufffd", f);
-				p++;
-			}
-		}
-	}
-	fputc('"', f);
 }
 
 void report_json(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
 		 const char *version)
 {
 	const struct output *o = &sb->out;
-	fputs("{\"stdout\":", f);
-	json_bytes(f, o->buf[0] ? o->buf[0] : "", o->len[0]);
-	fputs(",\"stderr\":", f);
-	json_bytes(f, o->buf[1] ? o->buf[1] : "", o->len[1]);
+	/* Output is not always text: when a stream is not valid UTF-8, its
+	 * exact bytes follow in base64. */
+	static const char *const name[2] = { "stdout", "stderr" };
+	for (int i = 0; i < 2; i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "{", name[i]);
+		if (json_strn(f, o->buf[i] ? o->buf[i] : "", o->len[i])) {
+			fprintf(f, ",\"%s-base64\":", name[i]);
+			json_base64(f, o->buf[i], o->len[i]);
+		}
+	}
 	fprintf(f, ",\"stdout-truncated\":%s,\"stderr-truncated\":%s,\"report\":",
 		o->truncated[0] ? "true" : "false", o->truncated[1] ? "true" : "false");
 	char *rep = NULL;

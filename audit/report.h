@@ -22,7 +22,8 @@ struct report_file {
 struct report_files {
 	struct report_file *f;
 	size_t n;
-	bool truncated;    /* more than REPORT_FILES_MAX */
+	unsigned omitted;  /* files not listed: past REPORT_FILES_MAX, or a path too long */
+	unsigned deep;     /* directories not walked: too deep (VFS_CHANGES_DEPTH) */
 };
 #define REPORT_FILES_MAX 1000
 

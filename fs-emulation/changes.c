@@ -16,7 +16,7 @@ struct walk_ctx {
 	vfs_change_fn fn;
 	void *arg;
 	unsigned left;           /* files still to report */
-	bool truncated;
+	struct vfs_changes_cut *cut;
 };
 
 static bool newer(const struct timespec *a, const struct timespec *since)
@@ -25,7 +25,9 @@ static bool newer(const struct timespec *a, const struct timespec *since)
 }
 
 /* An overlay placeholder (a hard link to a phantom inode standing for a
- * lower entry) is not a file of the run's. */
+ * lower entry, or a placeholder directory's .moat-lower marker) is not a
+ * file of the run's.  Any other name is, whatever it starts with: the
+ * sandbox may name its files .moat-anything. */
 static bool phantom(const struct vfs *v, const struct stat *st)
 {
 	for (int i = 0; i < v->nphantom; i++)
@@ -44,25 +46,33 @@ static void walk_dir(struct walk_ctx *w, int dfd, char *vpath, size_t vlen, int 
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		const char *n = e->d_name;
-		if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, ".moat-", 6))
-			continue;
-		size_t nl = strlen(n);
-		if (vlen + 1 + nl + 1 > PATH_MAX)
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
 			continue;
 		struct stat st;
 		if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) < 0 || phantom(w->v, &st))
 			continue;
+		size_t nl = strlen(n);
+		bool fits = vlen + 1 + nl + 1 <= PATH_MAX;
+		if (S_ISDIR(st.st_mode)) {
+			/* One fd a level: deeper than that, or past what a path
+			 * can name, the directory is counted, not walked. */
+			if (!fits || depth >= VFS_CHANGES_DEPTH) {
+				w->cut->dirs++;
+				continue;
+			}
+		} else if (!S_ISREG(st.st_mode) || !newer(&st.st_ctim, &w->since)) {
+			continue;
+		} else if (!fits || !w->left) {
+			w->cut->files++;
+			continue;
+		}
 		snprintf(vpath + vlen, PATH_MAX - vlen, "%s%s", vlen && vpath[vlen - 1] == '/' ? "" : "/", n);
 		size_t sub = strlen(vpath);
-		if (S_ISDIR(st.st_mode) && depth < 64) {
+		if (S_ISDIR(st.st_mode)) {
 			int c = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (c >= 0)
 				walk_dir(w, c, vpath, sub, depth + 1);
-		} else if (S_ISREG(st.st_mode) && newer(&st.st_ctim, &w->since)) {
-			if (!w->left) {
-				w->truncated = true;
-				break;
-			}
+		} else {
 			w->left--;
 			int f = openat(dirfd(d), n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			w->fn(w->arg, vpath, &st, f);
@@ -74,10 +84,11 @@ static void walk_dir(struct walk_ctx *w, int dfd, char *vpath, size_t vlen, int 
 	closedir(d);
 }
 
-bool vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max, vfs_change_fn fn,
-		       void *arg)
+void vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max, vfs_change_fn fn,
+		       void *arg, struct vfs_changes_cut *cut)
 {
-	struct walk_ctx w = { v, since, fn, arg, max, false };
+	*cut = (struct vfs_changes_cut){ 0, 0 };
+	struct walk_ctx w = { v, since, fn, arg, max, cut };
 	for (int i = 0; i < v->nmnt; i++) {
 		const struct vfs_mount *m = &v->mnt[i];
 		int root = -1;
@@ -94,5 +105,4 @@ bool vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max,
 		snprintf(vpath, sizeof vpath, "%s", strcmp(m->vpath, "/") ? m->vpath : "");
 		walk_dir(&w, d, vpath, strlen(vpath), 0);
 	}
-	return w.truncated;
 }

@@ -252,11 +252,18 @@ int vfs_mounts_text(struct vfs *v, char *buf, size_t len);
 /* Files the run created or changed: every regular file whose ctime is not
  * before `since` in a writable mount (/tmp, /workspace, /dev/shm, --tmpfs,
  * writable --bind) or an overlay's upper layer (placeholders left out), by
- * virtual path; fn gets an fd opened for reading (or -1).  At most `max`;
- * true when there were more. */
+ * virtual path; fn gets an fd opened for reading (or -1).  At most `max`
+ * files; what is left out is counted in *cut, never dropped silently:
+ * files past `max` or whose path is longer than PATH_MAX, and directories
+ * deeper than VFS_CHANGES_DEPTH levels (not walked). */
 #include <time.h>
+#define VFS_CHANGES_DEPTH 256
+struct vfs_changes_cut {
+	unsigned files;
+	unsigned dirs;
+};
 typedef void (*vfs_change_fn)(void *arg, const char *vpath, const struct stat *st, int fd);
-bool vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max, vfs_change_fn fn,
-		       void *arg);
+void vfs_changed_files(const struct vfs *v, struct timespec since, unsigned max, vfs_change_fn fn,
+		       void *arg, struct vfs_changes_cut *cut);
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/json.h"
+
 static const unsigned char v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 /* The family, address bytes and port of an inet sockaddr, with an
@@ -388,6 +390,8 @@ void net_summary(const struct net *n, FILE *f)
 				dests - 5);
 			break;
 		}
-		fprintf(f, "moat:   %s (%u time%s)\n", s->what, s->denied, s->denied == 1 ? "" : "s");
+		char safe[sizeof s->what * 4]; /* a DNS question is the sandbox's choice */
+		text_safe(safe, sizeof safe, s->what);
+		fprintf(f, "moat:   %s (%u time%s)\n", safe, s->denied, s->denied == 1 ? "" : "s");
 	}
 }
