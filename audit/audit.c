@@ -1,6 +1,7 @@
 #include "audit/audit.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,35 +18,150 @@
 #include "syscall-table/table.h"
 
 struct audit {
-	FILE *f;
+	int fd;
 	enum audit_level level;
+	struct audit_caps caps;
+	double tokens;               /* the rate limit's bucket */
+	struct timespec last;        /* when it was last filled */
+	uint64_t bytes, records;     /* written in this run */
+	uint64_t dropped;            /* records not written, in all */
+	uint64_t unsaid;             /* dropped since the last audit-dropped record */
+	struct timespec said;        /* when that record was written */
+	bool full;                   /* the size cap was reached */
 };
 
-struct audit *audit_open(const char *path, enum audit_level level)
+struct audit *audit_open(int fd, enum audit_level level, const struct audit_caps *caps)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
 	struct audit *a = calloc(1, sizeof *a);
-	if (!a || !(a->f = fdopen(fd, "a"))) {
-		int e = errno;
-		free(a);
+	if (!a) {
 		close(fd);
-		errno = e;
+		errno = ENOMEM;
 		return NULL;
 	}
+	a->fd = fd;
 	a->level = level;
+	a->caps = *caps;
+	a->tokens = caps->burst;
+	clock_gettime(CLOCK_MONOTONIC, &a->last);
 	return a;
+}
+
+void audit_stats(const struct audit *a, uint64_t *records, uint64_t *dropped, uint64_t *bytes)
+{
+	*records = a ? a->records : 0;
+	*dropped = a ? a->dropped : 0;
+	*bytes = a ? a->bytes : 0;
+}
+
+/* A record is built in memory, then written with one write(): it is either
+ * all in the log or not at all, and its size is known before it goes. */
+static FILE *rec_begin(char **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	return open_memstream(buf, len);
+}
+
+static void write_all(struct audit *a, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(a->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* a log that cannot be written loses lines, not the run */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* End a record: written if it fits the size cap (closing lines, `last`,
+ * always are: the net summary and what was dropped). */
+static void rec_end(struct audit *a, FILE *m, char **bufp, size_t *len, bool last)
+{
+	int closed = fclose(m); /* sets *bufp and *len */
+	char *buf = *bufp;
+	if (closed != 0 || !buf) {
+		free(buf);
+		return;
+	}
+	if (!last && a->caps.max_bytes && a->bytes + *len > a->caps.max_bytes) {
+		a->full = true;
+		a->dropped++;
+		a->unsaid++;
+	} else {
+		write_all(a, buf, *len);
+		a->bytes += *len;
+		a->records++;
+	}
+	free(buf);
+}
+
+static void head(FILE *f, pid_t tid, pid_t tgid);
+
+/* What was dropped since the last time it was said, as a record of its own
+ * (docs/audit.md "Size and rate"). */
+static void say_dropped(struct audit *a, bool last)
+{
+	if (!a->unsaid)
+		return;
+	/* One such record a second at most, and one at the end. */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!last && a->said.tv_sec && now.tv_sec - a->said.tv_sec < 1)
+		return;
+	a->said = now;
+	char *buf;
+	size_t len;
+	FILE *f = rec_begin(&buf, &len);
+	if (!f)
+		return;
+	uint64_t n = a->unsaid;
+	head(f, 0, 0);
+	fprintf(f, ",\"exe\":\"\",\"syscall\":\"audit-dropped\",\"dropped\":%llu,\"result\":0,"
+		   "\"decision\":\"summary\",\"rule\":\"%s\"}\n",
+		(unsigned long long)n, a->full ? "audit.size-cap" : "audit.rate-limit");
+	a->unsaid = 0;
+	rec_end(a, f, &buf, &len, last || a->full);
+}
+
+/* May one more record be written now?  The rate limit is a token bucket
+ * (caps.burst records at once, caps.rate a second after that); past the
+ * size cap nothing is.  A record refused is counted, and said later. */
+static bool admit(struct audit *a)
+{
+	if (a->full) {
+		a->dropped++;
+		a->unsaid++;
+		return false;
+	}
+	if (a->caps.rate > 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double dt = (double)(now.tv_sec - a->last.tv_sec) + (double)(now.tv_nsec - a->last.tv_nsec) / 1e9;
+		a->last = now;
+		a->tokens += dt * a->caps.rate;
+		if (a->tokens > a->caps.burst)
+			a->tokens = a->caps.burst;
+		if (a->tokens < 1) {
+			a->dropped++;
+			a->unsaid++;
+			return false;
+		}
+		a->tokens -= 1;
+	}
+	say_dropped(a, false);
+	return true;
 }
 
 void audit_close(struct audit *a)
 {
 	if (!a)
 		return;
-	fclose(a->f);
+	say_dropped(a, true);
+	close(a->fd);
 	free(a);
 }
-
 
 static void head(FILE *f, pid_t tid, pid_t tgid)
 {
@@ -110,17 +226,20 @@ static void net_fields(FILE *f, const struct call_net *cn)
 	}
 }
 
-bool audit_wants(const struct audit *a, const struct verdict *v)
+bool audit_admit(struct audit *a, const struct verdict *v)
 {
-	return a && (v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS);
+	if (!a || !(v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS))
+		return false;
+	return admit(a);
 }
 
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result)
 {
-	bool denial = v->kind == V_DENY || v->kind == V_KILL;
-	if (!denial && !v->record && a->level == AUDIT_DENIALS)
+	char *buf;
+	size_t len;
+	FILE *f = rec_begin(&buf, &len);
+	if (!f)
 		return;
-	FILE *f = a->f;
 	pid_t tgid = c->task && c->task->proc ? c->task->proc->tgid : c->tid;
 	head(f, c->tid, tgid);
 	json_field(f, "exe", c->task && c->task->proc ? c->task->proc->exe : "");
@@ -134,13 +253,13 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 			break;
 		if (i)
 			fputc(',', f);
-		char buf[PATH_MAX + 64];
+		char arg[PATH_MAX + 64];
 		if ((kind == A_PATH) && slot < c->npath) {
 			json_str(f, c->path[slot++]);
 			continue;
 		}
-		sc_decode_arg(buf, sizeof buf, kind, c->arg[i]);
-		json_str(f, buf);
+		sc_decode_arg(arg, sizeof arg, kind, c->arg[i]);
+		json_str(f, arg);
 	}
 	fputc(']', f);
 	if (c->npath > 0) {
@@ -169,16 +288,18 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 		json_str(f, v->rule);
 	}
 	fputs("}\n", f);
-	fflush(f);
+	rec_end(a, f, &buf, &len, false);
 }
 
 static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
 			const char *path, const char *resolved, int err, const char *decision,
 			const char *rule, char (*stack)[160], int nstack)
 {
-	if (!a)
+	char *buf;
+	size_t len;
+	FILE *f;
+	if (!a || !admit(a) || !(f = rec_begin(&buf, &len)))
 		return;
-	FILE *f = a->f;
 	head(f, tid, tgid);
 	json_field(f, "exe", exe ? exe : "");
 	fputs(",\"syscall\":", f);
@@ -196,7 +317,7 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 	fprintf(f, ",\"decision\":\"%s\",\"rule\":", decision);
 	json_str(f, rule);
 	fputs("}\n", f);
-	fflush(f);
+	rec_end(a, f, &buf, &len, false);
 }
 
 void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
@@ -216,7 +337,11 @@ void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, c
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
 	       const char *decision, const char *rule, char (*stack)[160], int nstack)
 {
-	FILE *f = a->f;
+	char *buf;
+	size_t len;
+	FILE *f;
+	if (!admit(a) || !(f = rec_begin(&buf, &len)))
+		return;
 	head(f, tid, pid);
 	json_field(f, "exe", exe ? exe : "");
 	fputs(",\"syscall\":\"dns\"", f);
@@ -229,7 +354,7 @@ void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const str
 	fprintf(f, ",\"decision\":\"%s\",\"rule\":", decision);
 	json_str(f, rule);
 	fputs("}\n", f);
-	fflush(f);
+	rec_end(a, f, &buf, &len, false);
 }
 
 void audit_json_destinations(FILE *f, const struct net *n)
@@ -250,7 +375,12 @@ void audit_json_destinations(FILE *f, const struct net *n)
 
 void audit_net_summary(struct audit *a, const struct net *n)
 {
-	FILE *f = a->f;
+	char *buf;
+	size_t len;
+	FILE *f = rec_begin(&buf, &len);
+	if (!f)
+		return;
+	say_dropped(a, true);
 	head(f, 0, 0);
 	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
 	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
@@ -259,5 +389,5 @@ void audit_net_summary(struct audit *a, const struct net *n)
 	if (n->dns_unrecorded)
 		fprintf(f, ",\"unrecorded\":%u", n->dns_unrecorded);
 	fprintf(f, ",\"result\":0,\"decision\":\"summary\"}\n");
-	fflush(f);
+	rec_end(a, f, &buf, &len, true);
 }

@@ -19,12 +19,28 @@ enum audit_level { AUDIT_DENIALS, AUDIT_SUPERVISED };
 
 struct audit;
 
-/* Open `path` for appending (created 0600).  NULL + errno. */
-struct audit *audit_open(const char *path, enum audit_level level);
+/* How much of the log one run may write (docs/audit.md "Size and rate"):
+ * a sandbox in a denial loop must not fill the host's disk. */
+struct audit_caps {
+	uint64_t max_bytes;   /* the run's records together; 0: no cap */
+	double rate;          /* records a second, after a burst; 0: no limit */
+	double burst;
+};
+#define AUDIT_MAX_BYTES_DEFAULT (64ULL << 20)
+#define AUDIT_RATE_DEFAULT 100.0
+#define AUDIT_BURST_PER_RATE 10.0 /* burst = 10 s of the rate */
+
+/* The log on `fd` (opened for appending by outfile_open; owned from now
+ * on, closed by audit_close, which says what was dropped).  NULL + errno. */
+struct audit *audit_open(int fd, enum audit_level level, const struct audit_caps *caps);
 void audit_close(struct audit *a);
-/* Would audit_call write a record for this verdict? */
-bool audit_wants(const struct audit *a, const struct verdict *v);
-/* Record a supervised call and its verdict (denials always). */
+/* Records written, dropped (past the cap or the rate) and bytes written. */
+void audit_stats(const struct audit *a, uint64_t *records, uint64_t *dropped, uint64_t *bytes);
+/* Is a record of this verdict to be written now?  Takes its place under
+ * the rate limit: call audit_call for it exactly when this says true (and
+ * only then spend time on a stack for it). */
+bool audit_admit(struct audit *a, const struct verdict *v);
+/* Write the record of a supervised call admitted by audit_admit. */
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result);
 /* Record a decision taken at a ptrace stop (exec), outside any call. */
 void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,

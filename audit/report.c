@@ -135,6 +135,12 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		audit_json_destinations(f, n);
 		fputc('}', f);
 	}
+	if (sb->audit) {
+		uint64_t rec, drop, bytes;
+		audit_stats(sb->audit, &rec, &drop, &bytes);
+		fprintf(f, ",\"audit\":{\"records\":%llu,\"dropped\":%llu,\"bytes\":%llu}",
+			(unsigned long long)rec, (unsigned long long)drop, (unsigned long long)bytes);
+	}
 	fputs(",\"files\":[", f);
 	for (size_t i = 0; i < report_files.n; i++) {
 		const struct report_file *e = &report_files.f[i];
@@ -190,22 +196,8 @@ void report_json(FILE *f, const struct sandbox *sb, int exit_status, int moat_ex
 	fputs("}\n", f);
 }
 
-int report_write(const char *path, const struct sandbox *sb, int exit_status, int moat_exit,
-		 const char *version)
+void report_print_to(FILE *f, void *arg)
 {
-	if (strcmp(path, "-") == 0) {
-		report_print(stderr, sb, exit_status, moat_exit, version);
-		fflush(stderr);
-		return 0;
-	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
-	report_print(f, sb, exit_status, moat_exit, version);
-	return fclose(f) == 0 ? 0 : -EIO;
+	const struct report_args *a = arg;
+	report_print(f, a->sb, a->exit_status, a->moat_exit, a->version);
 }

@@ -40,9 +40,13 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
  * each capped, OUTPUT_CAPTURE_MAX) and the report, as one object. */
 void report_json(FILE *f, const struct sandbox *sb, int exit_status, int moat_exit,
 		 const char *version);
-/* The same into `path` (created 0644, truncated), or stderr for "-".
- * 0 or -errno. */
-int report_write(const char *path, const struct sandbox *sb, int exit_status, int moat_exit,
-		 const char *version);
+/* report_print's arguments, for a writer that takes a callback
+ * (outfile_rewrite: the --report file). */
+struct report_args {
+	const struct sandbox *sb;
+	int exit_status, moat_exit;
+	const char *version;
+};
+void report_print_to(FILE *f, void *report_args);
 
 #endif

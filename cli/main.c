@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/outfile.h"
 #include "audit/report.h"
 #include "audit/stack.h"
 #include "fs-emulation/vfs.h"
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 	      "  --net-policy FILE   the rules of FILE, one per line (# comments)\n"
 	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
 	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
+	      "  --audit-max SIZE    the run writes at most SIZE of records (default 64M; none)\n"
+	      "  --audit-rate N      records a second after a burst of 10 s of them (default\n"
+	      "                      100; none); what is dropped is counted in the log and report\n"
 	      "  --version, --help\n",
 	      f);
 }
@@ -205,6 +209,10 @@ static int cmd_run(int argc, char **argv)
 	bool quota = false;
 	const char *hostname = "moat";
 	enum audit_level audit_level = AUDIT_DENIALS;
+	/* A denial loop writes ~30 MiB/s of records: capped, and rate-limited
+	 * with what was dropped said (docs/audit.md "Size and rate"). */
+	struct audit_caps acaps = { AUDIT_MAX_BYTES_DEFAULT, AUDIT_RATE_DEFAULT,
+				    AUDIT_RATE_DEFAULT * AUDIT_BURST_PER_RATE };
 	bool root = geteuid() == 0;
 	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
 	bool uid_set = false;
@@ -252,6 +260,7 @@ static int cmd_run(int argc, char **argv)
 			need = 0;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
+			 !strcmp(a, "--audit-max") || !strcmp(a, "--audit-rate") ||
 			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
 			need = 1;
 		else
@@ -397,6 +406,21 @@ static int cmd_run(int argc, char **argv)
 				return die("--disk-limit %s: expected a positive number of bytes "
 					   "(K, M, G suffixes)", x, NULL);
 			quota = true;
+		} else if (!strcmp(a, "--audit-max")) {
+			unsigned long long b = 0;
+			if (strcmp(x, "none") && (parse_size(x, &b) < 0 || b == 0))
+				return die("--audit-max %s: expected a positive number of bytes "
+					   "(K, M, G suffixes) or none", x, NULL);
+			acaps.max_bytes = b;
+		} else if (!strcmp(a, "--audit-rate")) {
+			char *end;
+			errno = 0;
+			double r = strcmp(x, "none") ? strtod(x, &end) : 0;
+			if (strcmp(x, "none") && (errno || *end || end == x || !(r > 0) || r > 1e9))
+				return die("--audit-rate %s: expected records a second (a positive "
+					   "number) or none", x, NULL);
+			acaps.rate = r;
+			acaps.burst = r * AUDIT_BURST_PER_RATE;
 		} else if (!strcmp(a, "--audit-level")) {
 			if (!strcmp(x, "denials"))
 				audit_level = AUDIT_DENIALS;
@@ -534,18 +558,55 @@ static int cmd_run(int argc, char **argv)
 	for (int k = 0; k < 8; k++)
 		snprintf(sb.id + 2 * k, 3, "%02x", rnd[k]);
 
+	/* moat's own outputs, opened now, before anything of the sandbox's
+	 * exists (audit/outfile.h): nothing it does can redirect them. */
+	static struct outfile alog = { .fd = -1, .dirfd = -1 }, rep = { .fd = -1, .dirfd = -1 };
+	char oerr[PATH_MAX + 256];
+	if (report && outfile_open(&rep, report, false, 0644, oerr, sizeof oerr) < 0)
+		return die("--report %s", oerr, NULL);
+	if (audit_log && outfile_open(&alog, audit_log, true, 0600, oerr, sizeof oerr) < 0) {
+		outfile_close(&rep, true);
+		return die("--audit-log %s", oerr, NULL);
+	}
+	/* The audit log is the record of what the sandbox tried: a log the
+	 * sandbox can write it could also erase or forge. */
+	for (int k = 0; audit_log && k < nreq + (persist ? 1 : 0); k++) {
+		bool pk = k == nreq;
+		if (!pk && (req[k].kind != MNT_BIND || req[k].ro))
+			continue;
+		const char *src = pk ? persist : req[k].src;
+		int sfd = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		bool below = sfd >= 0 && outfile_below(&alog, sfd);
+		if (sfd >= 0)
+			close(sfd);
+		if (below) {
+			outfile_close(&alog, true);
+			outfile_close(&rep, true);
+			snprintf(oerr, sizeof oerr, "%s is inside %s %s, which the sandbox can write", audit_log,
+				 pk ? "--persist" : "--bind", src);
+			return die("--audit-log %s", oerr,
+				   "it could remove or rewrite its own record: put the log outside it");
+		}
+	}
 	if (audit_log) {
-		sb.audit = audit_open(audit_log, audit_level);
-		if (!sb.audit)
-			return die("--audit-log %s: cannot open", audit_log, strerror(errno));
+		sb.audit = audit_open(alog.fd, audit_level, &acaps);
+		if (!sb.audit) {
+			outfile_close(&alog, true);
+			outfile_close(&rep, true);
+			return die("--audit-log %s: out of memory", audit_log, NULL);
+		}
+		alog.fd = -1; /* the log's now */
 	}
 	const char *tmp = getenv("MOAT_SCRATCH");
 	char scratch[PATH_MAX];
 	snprintf(scratch, sizeof scratch, "%s/moat-%s", tmp && *tmp ? tmp : "/tmp", sb.id);
 	/* 0711: the sandbox uid may pass through (the kernel walks exec
 	 * paths with its credentials) but not list. */
-	if (mkdir(scratch, 0711) < 0 || chmod(scratch, 0711) < 0)
+	if (mkdir(scratch, 0711) < 0 || chmod(scratch, 0711) < 0) {
+		outfile_close(&alog, true);
+		outfile_close(&rep, true);
 		return die("cannot create the scratch directory %s", scratch, strerror(errno));
+	}
 	char layer[PATH_MAX];
 	if (persist) {
 		/* Absolute, and refused before anything is made when its parent
@@ -559,12 +620,16 @@ static int cmd_run(int argc, char **argv)
 			snprintf(parent, sizeof parent, ".");
 		if (!realpath(parent, layer)) {
 			rmdir(scratch);
+			outfile_close(&alog, true);
+			outfile_close(&rep, true);
 			return die("--persist %s: its parent directory does not exist", persist,
 				   "create it first");
 		}
 		const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
 		if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
 			rmdir(scratch);
+			outfile_close(&alog, true);
+			outfile_close(&rep, true);
 			return die("--persist %s: name a directory, not its parent", persist, NULL);
 		}
 		size_t ln = strlen(layer);
@@ -580,6 +645,8 @@ static int cmd_run(int argc, char **argv)
 		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 			int e = errno;
 			rmdir(scratch);
+			outfile_close(&alog, true);
+			outfile_close(&rep, true);
 			return die("--disk-limit: cannot mount its tmpfs: %s", strerror(e), NULL);
 		}
 	}
@@ -637,9 +704,11 @@ static int cmd_run(int argc, char **argv)
 	if (report) {
 		if (!sb.res.status[0]) /* moat failed before the run */
 			snprintf(sb.res.status, sizeof sb.res.status, "XX");
-		int rr = report_write(report, &sb, sb.init_status, code, MOAT_VERSION);
+		struct report_args ra = { &sb, sb.init_status, code, MOAT_VERSION };
+		int rr = outfile_rewrite(&rep, report_print_to, &ra);
 		if (rr < 0)
 			fprintf(stderr, "moat: --report %s: %s\n", report, strerror(-rr));
+		outfile_close(&rep, false);
 	}
 	if (json) {
 		if (!sb.res.status[0])
@@ -653,6 +722,7 @@ static int cmd_run(int argc, char **argv)
 		rmdir(scratch);
 	}
 	audit_close(sb.audit);
+	outfile_close(&alog, false);
 	return code;
 }
 

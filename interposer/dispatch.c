@@ -157,10 +157,11 @@ void dispatch_done(struct pending *p, int64_t result)
 	struct call *c = p->call;
 	c->task = task_find(c->tid);
 	c->nstack = 0;
-	if (audit_wants(sb->audit, &p->v) && c->task && c->task->proc)
-		c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack, STACK_MAX);
-	if (sb->audit)
+	if (audit_admit(sb->audit, &p->v)) {
+		if (c->task && c->task->proc)
+			c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack, STACK_MAX);
 		audit_call(sb->audit, c, &p->v, result);
+	}
 	free(p->call);
 	p->call = NULL;
 }
@@ -204,7 +205,10 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	/* The stack is read while the caller still waits for the answer:
 	 * for what the record keeps at any level (rule 10). */
 	c.nstack = 0;
-	if (v.kind != V_PENDING && audit_wants(sb->audit, &v) && c.task && c.task->proc)
+	/* Past the audit log's rate or size the record is dropped (and
+	 * counted): no stack is read for it. */
+	bool rec = v.kind != V_PENDING && audit_admit(sb->audit, &v);
+	if (rec && c.task && c.task->proc)
 		c.nstack = stack_capture(c.task->proc->tgid, c.tid, c.ip, c.stack, STACK_MAX);
 	int64_t result = 0;
 	switch (v.kind) {
@@ -250,6 +254,6 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	}
 	if (v.kind == V_DENY || v.kind == V_KILL)
 		sb->denied[cls]++;
-	if (sb->audit)
+	if (rec)
 		audit_call(sb->audit, &c, &v, result);
 }
