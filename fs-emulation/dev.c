@@ -118,11 +118,53 @@ int dev_open_tty(pid_t tid, int flags)
 	return r == -ENOENT ? -ENXIO : r;
 }
 
+/* The ptys the sandbox was given, by number, with the inode of the host's
+ * /dev/pts/N then: the host's pool (kernel.pty.max) is shared with every
+ * login of the host's, so a sandbox holds DEV_PTY_MAX at most. */
+static struct { int n; dev_t dev; ino_t ino; } held[DEV_PTY_MAX];
+static int nheld;
+
+/* Forget the ptys that are gone (their /dev/pts/N went with their last
+ * fd, or is another pty now), and their names in the listing. */
+static void prune(struct vfs *v)
+{
+	for (int i = 0; i < nheld;) {
+		char host[64];
+		struct stat st;
+		snprintf(host, sizeof host, "/dev/pts/%d", held[i].n);
+		if (stat(host, &st) == 0 && st.st_dev == held[i].dev && st.st_ino == held[i].ino) {
+			i++;
+			continue;
+		}
+		char name[PATH_MAX * 2];
+		snprintf(name, sizeof name, "%s/dev/pts/%d", v->skel, held[i].n);
+		unlink(name);
+		held[i] = held[--nheld];
+	}
+}
+
+bool dev_pty_room(struct vfs *v)
+{
+	if (nheld < DEV_PTY_MAX)
+		return true;
+	prune(v);
+	return nheld < DEV_PTY_MAX;
+}
+
 int dev_opened_ptmx(struct vfs *v, int fd)
 {
 	int n;
 	if (!master_of(fd, &n))
 		return 0;
+	char host[64];
+	struct stat st;
+	snprintf(host, sizeof host, "/dev/pts/%d", n);
+	if (nheld < DEV_PTY_MAX && stat(host, &st) == 0) {
+		held[nheld].n = n;
+		held[nheld].dev = st.st_dev;
+		held[nheld].ino = st.st_ino;
+		nheld++;
+	}
 	/* A name in the /dev/pts listing (the supervisor writes it; the
 	 * mount is read-only to the sandbox). */
 	char path[PATH_MAX * 2];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,10 +26,17 @@ static int reopen_task_fd(pid_t pid, int fd, int flags)
 		return errno == EBADF ? -ENOENT : -errno;
 	char self[64];
 	snprintf(self, sizeof self, "/proc/self/fd/%d", copy);
-	int r = open(self, (flags & ~O_NOFOLLOW) | O_CLOEXEC, 0);
+	/* Never waits on the loop (a FIFO goes to a job before this; a lease
+	 * answers EWOULDBLOCK here, and the caller a job). */
+	bool nb = flags & O_NONBLOCK;
+	int r = open(self, (flags & ~O_NOFOLLOW) | O_CLOEXEC | O_NONBLOCK, 0);
 	int e = errno;
 	close(copy);
-	return r < 0 ? -e : r;
+	if (r < 0)
+		return !nb && (e == EWOULDBLOCK || e == ENXIO) ? -EWOULDBLOCK : -e;
+	if (!nb)
+		fcntl(r, F_SETFL, fcntl(r, F_GETFL) & ~O_NONBLOCK);
+	return r;
 }
 
 int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_t mode)
@@ -57,6 +65,8 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 			return dev_open_pts(v, atoi(p->name), flags);
 		if (strcmp(p->name, "tty") == 0)
 			return t ? dev_open_tty(t->tid, flags) : -ENXIO;
+		if (strcmp(p->name, "ptmx") == 0 && !dev_pty_room(v))
+			return -ENOSPC; /* what the kernel says at kernel.pty.max */
 		char host[64];
 		snprintf(host, sizeof host, "/dev/%s", p->name);
 		int fd = open(host, (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOFOLLOW);
@@ -66,12 +76,34 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	}
 	int fd;
 	if (p->parent < 0) /* a mount root (O_EXCL stays: O_TMPFILE|O_EXCL is never linkable) */
-		fd = openat(vfs_root_fd(p), ".", (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC, mode);
-	else
-		fd = openat(p->parent, p->name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		return (fd = openat(vfs_root_fd(p), ".", (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC,
+				    mode)) < 0 ? -errno : fd;
 	/* O_NOFOLLOW on a symlink the program itself asked to follow cannot
-	 * happen: the walk resolved it.  ELOOP here is a racing swap. */
-	return fd < 0 ? -errno : fd;
+	 * happen: the walk resolved it.  ELOOP here is a racing swap.
+	 * O_NONBLOCK always: this runs on the loop, and an open that waits
+	 * (a FIFO swapped in after the walk looked, a file under a lease
+	 * the sandbox or anyone took) would stop it; such an open is said
+	 * to the caller instead, to be done off the loop. */
+	bool nb = (flags & O_NONBLOCK) || (flags & O_PATH); /* O_PATH opens nothing */
+	fd = openat(p->parent, p->name, flags | O_NOFOLLOW | O_CLOEXEC | (nb ? 0 : O_NONBLOCK), mode);
+	if (fd < 0) {
+		int e = errno;
+		struct stat st;
+		if (!nb && (e == EWOULDBLOCK || /* a lease to break */
+			    (e == ENXIO && fstatat(p->parent, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			     S_ISFIFO(st.st_mode)))) /* a FIFO with no reader yet */
+			return -EWOULDBLOCK;
+		return -e;
+	}
+	if (!nb) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || S_ISFIFO(st.st_mode)) {
+			close(fd);
+			return -EWOULDBLOCK; /* a FIFO's open waits for its other end */
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	}
+	return fd;
 }
 
 /* Listings run in the kernel (getdents64 on the granted fd), so a directory

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -575,6 +576,18 @@ static int gen_stat(FILE *out)
 		"intr 0\nctxt %llu\nbtime %lld\nprocesses %llu\nprocs_running %d\n"
 		"procs_blocked %d\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
 		now_counts.ctxt, sandbox_btime(), now_counts.processes, c.running, c.blocked);
+	return 0;
+}
+
+int proc_sysinfo(struct sysinfo *si)
+{
+	if (sysinfo(si) < 0)
+		return -errno;
+	/* The machine the sandbox sees, as /proc/uptime and /proc/loadavg
+	 * show it: booted when moat started, running only its own tasks.
+	 * Memory and load are the host's, as /proc/meminfo's are. */
+	si->uptime = (long)sandbox_uptime();
+	si->procs = (unsigned short)(task_count() > 0xffff ? 0xffff : task_count());
 	return 0;
 }
 

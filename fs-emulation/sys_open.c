@@ -55,6 +55,44 @@ static int legacy_open_flags(uint64_t raw)
 	return (flags & O_PATH) ? flags & O_PATH_FLAGS : flags;
 }
 
+/* A FIFO's open, which waits for the other end, done by a job thread with
+ * the sandbox's ids (net-stub/async.h): `name` below directory `dirfd`, or
+ * (dirfd < 0) the file `hold` reopened through /proc/self/fd.  Takes
+ * `dirfd` and `hold` when the job starts (V_PENDING); else the caller keeps
+ * dirfd, and `hold` is closed.  Never the blocking open on the loop: no
+ * thread for it is EAGAIN. */
+static struct verdict fifo_job(struct call *c, int dirfd, const char *name, int hold, int flags)
+{
+	struct net_job *j = calloc(1, sizeof *j);
+	if (!j) {
+		if (hold >= 0)
+			close(hold);
+		return v_error(EAGAIN);
+	}
+	j->sock = -1;
+	j->hold = hold; /* the job's from here: net_job_free closes it */
+	if (!name || strlen(name) < sizeof j->name) {
+		j->id = c->id;
+		j->notify_fd = c->notify_fd;
+		j->op = NJ_OPEN;
+		j->sock = dirfd;
+		j->reopen = dirfd < 0;
+		snprintf(j->name, sizeof j->name, "%s", name ? name : "");
+		j->open_flags = flags & ~(O_CLOEXEC | O_CREAT | O_EXCL); /* it exists */
+		j->fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+		j->uid = c->sb->uid;
+		j->gid = c->sb->gid;
+		j->drop = c->sb->as_root;
+		if (net_job_start(j) == 0) {
+			c->pending = &j->pending;
+			return v_pending();
+		}
+		j->sock = -1; /* the caller's still */
+	}
+	net_job_free(j);
+	return v_error(EAGAIN);
+}
+
 static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
 			      mode_t mode, uint64_t resolve)
 {
@@ -183,36 +221,42 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 	    p.parent >= 0) {
 		/* Opening a FIFO waits for the other end, which may be another
 		 * sandbox process this loop must keep serving: a job opens it. */
-		struct net_job *j = calloc(1, sizeof *j);
-		if (j && strlen(p.name) < sizeof j->name) {
-			j->id = c->id;
-			j->notify_fd = c->notify_fd;
-			j->op = NJ_OPEN;
-			j->sock = p.parent;
-			p.parent = -1;
-			j->hold = -1;
-			snprintf(j->name, sizeof j->name, "%s", p.name);
-			j->open_flags = flags & ~(O_CLOEXEC | O_CREAT | O_EXCL); /* it exists */
-			j->fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-			j->uid = c->sb->uid;
-			j->gid = c->sb->gid;
-			j->drop = c->sb->as_root;
-			if (net_job_start(j) == 0) {
-				c->pending = &j->pending;
-				v = v_pending();
-				goto out;
-			}
-			p.parent = j->sock;
-			j->sock = -1;
-		}
-		if (j)
-			net_job_free(j);
-		/* No thread for it: the open would stop the loop. */
-		v = v_error(EAGAIN);
+		v = fifo_job(c, p.parent, p.name, -1, flags);
+		if (v.kind == V_PENDING)
+			p.parent = -1; /* the job's */
 		goto out;
+	}
+	if (p.kind == VN_MAGIC_FD && !(flags & O_NONBLOCK)) {
+		/* The same through /proc/PID/fd/N (or /dev/fd/N): a FIFO, or a
+		 * pipe, reopened waits for its other end just as well. */
+		struct proc *owner = proc_find(p.magic_pid);
+		int copy = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p.magic_fd, 0) : -1;
+		struct stat cst;
+		if (copy < 0 || fstat(copy, &cst) < 0) {
+			if (copy >= 0)
+				close(copy);
+			v = v_error(ENOENT);
+			goto out;
+		}
+		if (S_ISFIFO(cst.st_mode)) {
+			v = fifo_job(c, -1, NULL, copy, flags);
+			goto out;
+		}
+		close(copy);
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
+	if (fd == -EWOULDBLOCK && !(flags & O_NONBLOCK) && p.kind == VN_HOST && p.parent >= 0) {
+		/* It would wait (a FIFO after all, a lease): off the loop. */
+		v = fifo_job(c, p.parent, p.name, -1, flags);
+		if (v.kind == V_PENDING)
+			p.parent = -1;
+		goto out;
+	}
+	if (fd == -ENOSPC && p.kind == VN_HOST && p.mnt->kind == MNT_DEV && !strcmp(p.name, "ptmx")) {
+		v = v_deny(ENOSPC, "dev.pty-limit");
+		goto out;
+	}
 	if (fd < 0) {
 		v = v_error(-fd);
 		goto out;

@@ -218,7 +218,10 @@ void vfs_origin_of_host(struct vfs *v, const char *host, struct stat *st);
 /* Host path of a walked node (for exec), or -ENAMETOOLONG. */
 int vfs_host_path(const struct vfs_path *p, char *buf, size_t len);
 /* Open the walked node with open(2) flags (never following a final
- * symlink; the walk already did).  fd or -errno. */
+ * symlink; the walk already did).  fd or -errno.  It never waits (it runs
+ * on the loop): without O_NONBLOCK in flags, an open that would wait — a
+ * FIFO for its other end, a file under a lease — is -EWOULDBLOCK, for the
+ * caller to do off the loop (sys_open's job) or refuse. */
 int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_t mode);
 
 /* The registry: what each granted fd means, keyed by (st_dev, st_ino). */
@@ -241,11 +244,19 @@ int dev_open_pts(struct vfs *v, int n, int flags);
 bool vfs_dev_name(const char *name);
 int dev_open_tty(pid_t tid, int flags);
 int dev_opened_ptmx(struct vfs *v, int fd);
+/* May the sandbox have one more pty from the host's pool?  At most
+ * DEV_PTY_MAX alive at once (docs/security.md, class 4). */
+#define DEV_PTY_MAX 32
+bool dev_pty_room(struct vfs *v);
 
 /* Synthetic /proc (proc.c). */
 int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
 		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid);
 int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
+/* sysinfo(2) as the sandbox sees it: the sandbox's uptime and task count,
+ * the host's memory and load (as its /proc shows them).  0 or -errno. */
+struct sysinfo;
+int proc_sysinfo(struct sysinfo *si);
 /* Text of /proc/mounts for the virtual mount table. */
 int vfs_mounts_text(struct vfs *v, char *buf, size_t len);
 

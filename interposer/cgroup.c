@@ -292,6 +292,17 @@ static void on_fatal(int sig)
 	errno = e;
 }
 
+void cgroup_abandon(void)
+{
+	struct cgroups *cg = registered;
+	if (cg && cg->owner == getpid()) {
+		registered = NULL;
+		setfsuid(cg->self_uid);
+		setfsgid(cg->self_gid);
+		remove_dirs(cg);
+	}
+}
+
 static void cleanup_at_exit(void)
 {
 	if (registered)

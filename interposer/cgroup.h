@@ -91,6 +91,10 @@ uint64_t cgroup_memory_peak(struct cgroups *cg);
 bool cgroup_any(const struct cgroups *cg);
 /* Remove the directories (killing what is left in them first). */
 void cgroup_cleanup(struct cgroups *cg);
+/* Kill and remove the run's cgroups from any thread, with async-signal-safe
+ * calls only: for a moat about to end without its loop (the watchdog's
+ * last resort). */
+void cgroup_abandon(void);
 /* The smallest memory limit of the cgroups moat runs in (bytes; 0: none). */
 uint64_t cgroup_memory_ceiling(void);
 /* A process's cgroup directory in the hierarchy holding controller `ctrl`

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -166,6 +167,48 @@ void dispatch_done(struct pending *p, int64_t result)
 	p->call = NULL;
 }
 
+/* Fault injection for the watchdog's tests (tests/compat/run.sh
+ * watchdog): MOAT_TEST_STALL=NAME makes the loop wait, in the handler of
+ * the first call NAME, on a pipe no one writes — as a call stuck on an
+ * object the sandbox controls would; NAME:hard keeps the watchdog's
+ * interrupt blocked there too, as an uninterruptible wait would.  moat's
+ * own environment, not the sandbox's: only who runs moat can set it. */
+static void test_stall(const char *name)
+{
+	static const char *want;
+	static bool hard, read_env, done;
+	if (!read_env) {
+		read_env = true;
+		static char buf[64];
+		const char *e = getenv("MOAT_TEST_STALL");
+		if (e && snprintf(buf, sizeof buf, "%s", e) < (int)sizeof buf) {
+			char *colon = strchr(buf, ':');
+			hard = colon && strcmp(colon, ":hard") == 0;
+			if (colon)
+				*colon = '\0';
+			want = buf;
+		}
+	}
+	if (!want || done || strcmp(want, name) != 0)
+		return;
+	done = true;
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	sigset_t urg, old;
+	sigemptyset(&urg);
+	sigaddset(&urg, SIGURG);
+	if (hard)
+		pthread_sigmask(SIG_BLOCK, &urg, &old);
+	char b;
+	while (read(p[0], &b, 1) < 0 && errno == EINTR && hard)
+		;
+	if (hard)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 {
 	static struct call c; /* one at a time; no allocation per call */
@@ -194,6 +237,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	} else if (c.ent->disp == SC_DENY) {
 		v = v_deny(c.ent->err, "table.deny");
 	} else if (c.ent->handler) {
+		test_stall(c.ent->name);
 		v = c.ent->handler(&c);
 	} else {
 		/* KERNEL/TRACE calls never notify; one that does is refused. */

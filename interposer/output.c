@@ -2,6 +2,7 @@
 #include "interposer/output.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "interposer/limits.h"
 #include "interposer/sandbox.h"
+#include "interposer/watchdog.h"
 
 int output_setup(struct output *o)
 {
@@ -48,13 +50,18 @@ static void emit(struct sandbox *sb, int i, const char *data, size_t n)
 		 * being stopped, what cannot be written is dropped. */
 		while (n) {
 			struct pollfd pf = { i + 1, POLLOUT, 0 };
-			if (poll(&pf, 1, 100) == 0) {
+			watchdog_idle(); /* a wait, like the loop's own poll */
+			int ready = poll(&pf, 1, 100);
+			watchdog_busy();
+			if (ready == 0) {
 				limits_tick(sb);
 				if (sb->res.stopping)
 					return;
 				continue;
 			}
-			ssize_t w = write(i + 1, data, n);
+			/* POLLOUT on a pipe promises room for PIPE_BUF bytes, not
+			 * more: a larger write could wait for the reader. */
+			ssize_t w = write(i + 1, data, n < PIPE_BUF ? n : PIPE_BUF);
 			if (w < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
 			if (w <= 0)

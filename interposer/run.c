@@ -33,6 +33,7 @@
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "interposer/trace.h"
+#include "interposer/watchdog.h"
 #include "net-stub/async.h"
 #include "net-stub/net.h"
 #include "syscall-table/filter.h"
@@ -428,6 +429,9 @@ int sandbox_run(struct sandbox *sb)
 	 * supervisor keeps the sandbox's fsuid/fsgid for the whole loop, so
 	 * host DAC decides as it would for the sandbox (its own scratch work
 	 * is done before and after). */
+	/* Before the sandbox's credentials: the watchdog keeps moat's own. */
+	if (watchdog_start(sb) < 0)
+		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
 	creds_sandbox(sb);
 	struct pollfd pfd[6] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
 				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
@@ -450,7 +454,9 @@ int sandbox_run(struct sandbox *sb)
 		int tmo = watch ? limits_timeout_ms(sb) : -1;
 		if (resweep && (tmo < 0 || tmo > 100))
 			tmo = 100;
+		watchdog_idle();
 		int n = poll(pfd, 6, tmo);
+		watchdog_busy();
 		if (watch)
 			limits_tick(sb);
 		if (n < 0) {
@@ -494,6 +500,7 @@ int sandbox_run(struct sandbox *sb)
 		if (pfd[0].revents & (POLLHUP | POLLERR))
 			pfd[0].fd = -1; /* no filtered task is left */
 	}
+	watchdog_stop();
 	creds_self(sb);
 	/* Reap what is left (tracees reparented to us, zombies). */
 	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)

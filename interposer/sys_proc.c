@@ -3,6 +3,7 @@
  * recycled pid is never hit. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <signal.h>
 #include <stdio.h>
@@ -267,5 +268,71 @@ struct verdict sys_fcntl(struct call *c)
 		close(fd);
 		return r < 0 ? v_error(e) : v_value(0);
 	}
+	switch (cmd) {
+	case F_GETLK: case F_SETLK: case F_SETLKW:
+	case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
+		return fs_fcntl_lock(c);
+	case F_SETLEASE:
+		/* As with fs.leases-enable = 0: a lease would make every other
+		 * opener of the file wait (moat's loop, the host's programs). */
+		return v_deny(EINVAL, "fcntl.lease");
+	case F_NOTIFY:
+		/* As without CONFIG_DNOTIFY: inotify serves the sandbox's own
+		 * directories. */
+		return v_deny(EINVAL, "fcntl.dnotify");
+	}
 	return v_error(EINVAL); /* a command this kernel's fcntl does not know */
+}
+
+/* capget(hdr, data): the pid is in the header, in memory, so moat reads it
+ * once and asks the kernel itself (rule 1).  A pid outside the sandbox is
+ * ESRCH, as if it did not exist: capget of a host pid would say whether it
+ * exists and what it may do (moat's own helpers among them). */
+struct verdict sys_capget(struct call *c)
+{
+	struct __user_cap_header_struct hdr;
+	if (call_read(c, c->arg[0], &hdr, sizeof hdr) < 0)
+		return v_error(EFAULT);
+	pid_t pid = hdr.pid;
+	if (pid < 0)
+		return v_error(EINVAL);
+	if (pid != 0 && !in_sandbox(c, pid)) {
+		snprintf(c->detail, sizeof c->detail, "target=%d", pid);
+		return v_deny(ESRCH, "process.outside-sandbox");
+	}
+	struct __user_cap_header_struct ask = { hdr.version, pid ? pid : c->tid };
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof data);
+	int r = (int)syscall(SYS_capget, &ask, c->arg[1] ? data : NULL);
+	int e = errno;
+	/* An unknown version: the kernel names the one it prefers in the
+	 * header, and so does this. */
+	if (r < 0 && e == EINVAL && ask.version != hdr.version) {
+		hdr.version = ask.version;
+		if (call_write(c, c->arg[0], &hdr, sizeof hdr) < 0)
+			return v_error(EFAULT);
+	}
+	if (r < 0)
+		return v_error(e);
+	if (c->arg[1]) {
+		size_t n = hdr.version == _LINUX_CAPABILITY_VERSION_1 ? 1 : 2;
+		if (call_write(c, c->arg[1], data, n * sizeof data[0]) < 0)
+			return v_error(EFAULT);
+	}
+	return v_value(0);
+}
+
+/* A CPU clock of another pid (clockid = ~pid << 3 | thread << 2 | type):
+ * the filter let the caller's own through.  Of a sandbox process it runs
+ * in the kernel; of any other pid it is EINVAL, what Linux says of a pid
+ * that does not exist — its CPU time would say that it does, and how busy
+ * it is. */
+struct verdict sys_clock(struct call *c)
+{
+	int clk = (int)c->arg[0];
+	pid_t pid = (pid_t)~(clk >> 3);
+	snprintf(c->detail, sizeof c->detail, "clock=%d target=%d", clk, (int)pid);
+	if (clk >= 0 || pid == 0 || in_sandbox(c, pid))
+		return v_continue();
+	return v_deny(EINVAL, "process.outside-sandbox");
 }

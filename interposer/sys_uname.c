@@ -1,4 +1,4 @@
-/* uname(2): the system's name, answered by the supervisor.
+/* uname(2) and sysinfo(2): the system, answered by the supervisor.
  *
  * In the kernel, uname would hand the sandbox the host's nodename (and
  * gethostname(), which glibc builds on it).  The kernel's sysname, release,
@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
 #include "fs-emulation/etc.h"
+#include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "syscall-table/handlers.h"
 
@@ -25,4 +27,13 @@ struct verdict sys_uname(struct call *c)
 	snprintf(u.nodename, sizeof u.nodename, "%s", etc_hostname(c->sb->vfs));
 	snprintf(u.domainname, sizeof u.domainname, "(none)");
 	return call_write(c, c->arg[0], &u, sizeof u) < 0 ? v_error(EFAULT) : v_value(0);
+}
+
+struct verdict sys_sysinfo(struct call *c)
+{
+	struct sysinfo si;
+	int r = proc_sysinfo(&si);
+	if (r < 0)
+		return v_error(-r);
+	return call_write(c, c->arg[0], &si, sizeof si) < 0 ? v_error(EFAULT) : v_value(0);
 }

@@ -1,7 +1,10 @@
 #include "net-stub/async.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -39,14 +42,73 @@ int net_jobs_fd(void)
 	return done_pipe[0];
 }
 
+/* The closer: one thread that closes what the loop hands it (net_close),
+ * through a non-blocking pipe.  A closer stuck on one socket fills the
+ * pipe; the next close then gets a thread of its own. */
+static int close_pipe[2] = { -1, -1 };
+
+static void *closer(void *arg)
+{
+	(void)arg;
+	int fd;
+	while (read(close_pipe[0], &fd, sizeof fd) == sizeof fd)
+		close(fd);
+	return NULL;
+}
+
+static void *close_one(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* A detached thread that takes no signal (moat's are the loop's). */
+static int spawn(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	int r = pthread_create(&t, &at, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	return -r;
+}
+
+void net_close(int fd)
+{
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		/* The read end blocks (the closer waits there); only the
+		 * write end, the loop's, must not. */
+		if (close_pipe[1] < 0 && pipe2(close_pipe, O_CLOEXEC) == 0 &&
+		    (fcntl(close_pipe[1], F_SETFL, O_NONBLOCK) < 0 || spawn(closer, NULL) < 0)) {
+			close(close_pipe[0]);
+			close(close_pipe[1]);
+			close_pipe[0] = close_pipe[1] = -1;
+		}
+		if (close_pipe[1] >= 0 && write(close_pipe[1], &fd, sizeof fd) == sizeof fd)
+			return;
+		if (spawn(close_one, (void *)(intptr_t)fd) == 0)
+			return;
+	}
+	close(fd); /* not a socket, or no thread could take it */
+}
+
 void net_job_free(struct net_job *j)
 {
 	if (j->sock >= 0)
-		close(j->sock);
+		net_close(j->sock);
 	if (j->hold >= 0)
-		close(j->hold);
+		net_close(j->hold);
 	for (int i = 0; i < j->nrights; i++)
-		close(j->rights[i]);
+		net_close(j->rights[i]);
 	free(j->data);
 	free(j->pending.call);
 	free(j);
@@ -68,6 +130,10 @@ static void *run_job(void *arg)
 	if (cancelled) {
 		r = -1;
 		errno = EINTR;
+	} else if (j->op == NJ_OPEN && j->reopen) {
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", j->hold);
+		r = open(self, (j->open_flags & ~O_NOFOLLOW) | O_CLOEXEC);
 	} else if (j->op == NJ_OPEN) {
 		r = openat(j->sock, j->name, j->open_flags | O_NOFOLLOW | O_CLOEXEC);
 	} else if (j->op == NJ_CONNECT) {

@@ -37,6 +37,7 @@ struct net_job {
 	int rights[253];        /* send: fds the control data names (owned) */
 	int nrights;
 	char name[256];         /* open: the name below the directory fd in `sock` */
+	bool reopen;            /* open: `hold` itself, through /proc/self/fd */
 	int open_flags;         /* open: flags (without O_CLOEXEC) and whether */
 	unsigned fd_flags;      /* the granted fd gets O_CLOEXEC */
 	uid_t uid;              /* ids the thread takes (when moat is root) */
@@ -76,5 +77,10 @@ void net_jobs_complete(void);
 bool net_jobs_sweep(void);
 /* Release what a job holds (for a job that was never started). */
 void net_job_free(struct net_job *j);
+/* Close moat's copy of a file the sandbox may share (a socket of its, an
+ * fd it passed).  The close may be the last one, and the last close of a
+ * socket waits while SO_LINGER holds unsent data, as long as the sandbox
+ * chose: a socket is closed by a closer thread, never on the loop. */
+void net_close(int fd);
 
 #endif

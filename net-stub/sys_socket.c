@@ -468,7 +468,7 @@ static struct verdict connect_on(struct call *c, int s, const void *addr, sockle
 	}
 	/* No thread (NET_JOBS_MAX run, or none could be made): never the
 	 * connect here, where it could stop the loop; the caller may retry. */
-	close(s);
+	net_close(s);
 	if (hold >= 0)
 		close(hold);
 	return v_error(EAGAIN);
@@ -507,11 +507,11 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 	int type = sock_int(s, SOL_SOCKET, SO_TYPE);
 	bool udp = type == SOCK_DGRAM;
 	if (world < 0 || !is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
-		close(s);
+		net_close(s);
 		return v_error(world < 0 ? ENOTSOCK : EINVAL);
 	}
 	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && !net_private(n))) {
-		close(s);
+		net_close(s);
 		return deny_dest(c, d, udp);
 	}
 	bool want_priv = d == ND_PRIVATE;
@@ -523,7 +523,7 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 		 * new one in the right world, connected by moat, takes its
 		 * place. */
 		int ns = other_world(c, s, want_priv);
-		close(s);
+		net_close(s);
 		if (ns < 0)
 			return v_error(-ns);
 		s = ns;
@@ -539,7 +539,7 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 			e = -r;
 		if (r == 0)
 			note_dns_source(c, s, (const struct sockaddr *)ss, len);
-		close(s);
+		net_close(s);
 		v = r < 0 ? v_error(e) : v_value(0);
 	} else {
 		v = connect_on(c, s, ss, len, -1, install_at, want_priv);
@@ -561,7 +561,7 @@ struct verdict sys_connect(struct call *c)
 	if (s < 0)
 		return v_error(EBADF);
 	if (ss.ss_family != AF_UNIX && ss.ss_family != AF_UNSPEC && !netlink_ok(c, s, ss.ss_family)) {
-		close(s);
+		net_close(s);
 		return deny_addr_family(c, &ss, len);
 	}
 	struct unix_target t = { .hold = -1 };
@@ -572,11 +572,11 @@ struct verdict sys_connect(struct call *c)
 		 * next write would bind a host port: it goes back to the private
 		 * world instead, unconnected, as the call asks. */
 		int ns = other_world(c, s, true);
-		close(s);
+		net_close(s);
 		if (ns < 0)
 			return ns == -EACCES ? v_deny(EACCES, "net.no-private-loopback") : v_error(-ns);
 		int r = install(c, ns, fd);
-		close(ns);
+		net_close(ns);
 		return r < 0 ? v_error(-r) : v_value(0);
 	}
 	if (ss.ss_family != AF_UNIX) {
@@ -585,7 +585,7 @@ struct verdict sys_connect(struct call *c)
 		memcpy(&t.any, &ss, len); /* len <= sizeof ss (read_addr) */
 		t.len = len;
 	} else if (unix_target(c, s, (struct sockaddr_un *)&ss, len, false, &t, &v) < 0) {
-		close(s);
+		net_close(s);
 		return v;
 	}
 	/* An abstract name is looked up among the private world's (or
@@ -624,10 +624,10 @@ static int to_private(struct call *c, int fd, int *s)
 		return ns;
 	int r = install(c, ns, fd);
 	if (r < 0) {
-		close(ns);
+		net_close(ns);
 		return r;
 	}
-	close(*s);
+	net_close(*s);
 	*s = ns;
 	return 0;
 }
@@ -652,7 +652,7 @@ struct verdict sys_bind(struct call *c)
 		note_dest(c, (struct sockaddr *)&ss, len, NULL);
 		int r = to_private(c, (int)c->arg[0], &s);
 		if (r < 0) {
-			close(s);
+			net_close(s);
 			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
 									 ? "net.no-private-loopback"
 									 : "net.bind-host")
@@ -660,13 +660,13 @@ struct verdict sys_bind(struct call *c)
 		}
 	} else if (ss.ss_family == AF_UNIX) {
 		if (unix_target(c, s, (struct sockaddr_un *)&ss, len, true, &t, &v) < 0) {
-			close(s);
+			net_close(s);
 			return v;
 		}
 		addr = &t.sun;
 		len = t.len;
 	} else if (!netlink_ok(c, s, ss.ss_family)) {
-		close(s);
+		net_close(s);
 		return deny_addr_family(c, &ss, len);
 	}
 	/* With the sandbox's ids: a port below 1024 is refused as it would
@@ -677,7 +677,7 @@ struct verdict sys_bind(struct call *c)
 	int e = errno;
 	creds_identity_end(c->sb);
 	umask(old);
-	close(s);
+	net_close(s);
 	if (t.hold >= 0)
 		close(t.hold);
 	return r < 0 ? v_error(e) : v_value(0);
@@ -694,7 +694,7 @@ struct verdict sys_listen(struct call *c)
 		 * the host (a failed connect leaves it unbound again). */
 		int r = to_private(c, (int)c->arg[0], &s);
 		if (r < 0) {
-			close(s);
+			net_close(s);
 			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
 									 ? "net.no-private-loopback"
 									 : "net.listen-host")
@@ -703,7 +703,7 @@ struct verdict sys_listen(struct call *c)
 	}
 	int r = listen(s, (int)c->arg[1]);
 	int e = errno;
-	close(s);
+	net_close(s);
 	return r < 0 ? v_error(e) : v_value(0);
 }
 
@@ -751,14 +751,14 @@ struct verdict sys_setsockopt(struct call *c)
 	if (s < 0)
 		return v_error(EBADF);
 	if (net_world(c->sb->net, s) != 1 && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
-		close(s);
+		net_close(s);
 		return v_deny(EPERM, "net.host-interface");
 	}
 	creds_bare_begin(c->sb);
 	int r = setsockopt(s, level, opt, len ? buf : NULL, len);
 	int e = errno;
 	creds_identity_end(c->sb);
-	close(s);
+	net_close(s);
 	return r < 0 ? v_error(e) : v_value(0);
 }
 
@@ -816,7 +816,7 @@ static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int fla
 			net_job_free(j);
 		}
 	}
-	close(s);
+	net_close(s);
 	if (r < 0 && e == EPIPE && !(flags & MSG_NOSIGNAL))
 		syscall(SYS_tgkill, c->task->proc->tgid, c->tid, SIGPIPE);
 	return r < 0 ? v_error(e) : v_value(r);
@@ -910,7 +910,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		goto fail;
 	}
 	int r = install(c, ns, fd);
-	close(*s);
+	net_close(*s);
 	*s = ns;
 	if (r < 0) {
 		*v = v_error(-r);
@@ -918,7 +918,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 	}
 	return host_udp_peer(*s, want_priv ? 1 : 0, udp, ss, *len, v) < 0 ? -1 : 0;
 fail:
-	close(*s);
+	net_close(*s);
 	*s = -1;
 	return -1;
 }
@@ -957,7 +957,7 @@ struct verdict sys_sendto(struct call *c)
 			int s2 = call_getfd(c, (int)c->arg[0]);
 			if (s2 >= 0) {
 				note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
-				close(s2);
+				net_close(s2);
 			}
 		}
 	}
@@ -1040,7 +1040,7 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 					int f = call_getfd(c, fp[i]);
 					if (f < 0 || nfds == 253) {
 						if (f >= 0)
-							close(f);
+							net_close(f);
 						snprintf(c->detail, sizeof c->detail,
 							 "SCM_RIGHTS fd %d: not the caller's", fp[i]);
 						v = v_deny(EBADF, "net.foreign-fd");
@@ -1080,12 +1080,12 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 		int s2 = call_getfd(c, sockfd);
 		if (s2 >= 0) {
 			note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
-			close(s2);
+			net_close(s2);
 		}
 	}
 out:
 	for (int i = 0; i < nfds; i++)
-		close(fds[i]);
+		net_close(fds[i]);
 	free(data);
 	if (t.hold >= 0)
 		close(t.hold);

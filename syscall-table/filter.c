@@ -137,6 +137,36 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 				return rc;
 		}
 		return rc;
+	case COND_CLOCK_OWN: {
+		/* clockid_t is an int.  Every clock that is not a CPU clock is
+		 * >= 0; a CPU clock is ~pid << 3 | (thread ? 4 : 0) | type, so
+		 * the caller's own (pid 0) are -8..-1, and another pid's are
+		 * below -8: those go to the supervisor.  As 32-bit unsigned:
+		 * 0..0x7fffffff, or 0xfffffff8 and above. */
+		const struct scmp_arg_cmp c1[] = { SCMP_A0(SCMP_CMP_MASKED_EQ, 0x80000000ULL, 0) };
+		if ((rc = allow_if(ctx, nr, 1, c1)) < 0)
+			return rc;
+		const struct scmp_arg_cmp c2[] = {
+			SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff8ULL, 0xfffffff8ULL)
+		};
+		return allow_if(ctx, nr, 1, c2);
+	}
+	case COND_FADV_KEEPS: {
+		/* advice is an int; DONTNEED (4) drops pages of the host's
+		 * page cache: every other advice runs in the kernel. */
+		for (uint64_t a = 0; a <= 5; a++) {
+			if (a == 4)
+				continue;
+			const struct scmp_arg_cmp k[] = { SCMP_A3(SCMP_CMP_MASKED_EQ, LOW32, a) };
+			if ((rc = allow_if(ctx, nr, 1, k)) < 0)
+				return rc;
+		}
+		return rc;
+	}
+	case COND_NO_RWF_NOWAIT: {
+		const struct scmp_arg_cmp c[] = { SCMP_A5(SCMP_CMP_MASKED_EQ, 0x8 /* RWF_NOWAIT */, 0) };
+		return allow_if(ctx, nr, 1, c);
+	}
 	case COND_SECCOMP_NO_LISTENER: {
 		/* op is an unsigned int.  "op != SET_MODE_FILTER" on all 64
 		 * bits would let op = 0x100000001 through, which the kernel

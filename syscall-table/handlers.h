@@ -30,6 +30,11 @@ H(sys_xattr);            /* path xattr calls: ENOTSUP for now */
 /* fd metadata changes: a read-only mount stays read-only through its fds */
 H(sys_fchmod); H(sys_fchown); H(sys_fsetxattr); H(sys_fremovexattr);
 H(sys_inotify_add_watch);
+/* fs-emulation/sys_lock.c: locks on read-only host files are the sandbox's own */
+H(sys_flock);
+H(fs_fcntl_lock);        /* fcntl's F_GETLK/F_SETLK(W)/F_OFD_*, from sys_fcntl */
+H(sys_fadvise64);        /* POSIX_FADV_DONTNEED: not on the host's page cache */
+H(sys_rwf_nowait);       /* preadv2/pwritev2 with RWF_NOWAIT: refused */
 
 /* net-stub/sys_socket.c */
 H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_listen); H(sys_setsockopt);
@@ -46,9 +51,11 @@ H(sys_umask);
 H(sys_ioctl);            /* a request outside the allowlist */
 H(sys_seccomp);          /* seccomp with a listener: denied */
 H(sys_fcntl);            /* F_SETOWN/F_SETOWN_EX: sandbox owners only */
+H(sys_capget);           /* capget(hdr->pid): own or sandbox only */
+H(sys_clock);            /* a CPU clock of another pid: sandbox only */
 
-/* interposer/sys_uname.c: the sandbox's own nodename */
-H(sys_uname);
+/* interposer/sys_uname.c: the sandbox's own nodename, uptime, processes */
+H(sys_uname); H(sys_sysinfo);
 
 #undef H
 #endif

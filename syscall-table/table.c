@@ -113,7 +113,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_msgrcv] = { "msgrcv", { A_INT, A_PTR, A_SIZE, A_INT, A_HEX }, SC_IPC, DENY(ENOSYS) },
 	[__NR_msgctl] = { "msgctl", { A_INT, A_INT, A_PTR }, SC_IPC, DENY(ENOSYS) },
 	[__NR_fcntl] = { "fcntl", { A_FD, A_INT, A_HEX }, SC_FILE, KERNEL_IF(COND_FCNTL_ALLOWED, sys_fcntl) },
-	[__NR_flock] = { "flock", { A_FD, A_INT }, SC_FILE, KERNEL },
+	[__NR_flock] = { "flock", { A_FD, A_INT }, SC_FILE, SUPERVISE(sys_flock) },
 	[__NR_fsync] = { "fsync", { A_FD }, SC_FILE, KERNEL },
 	[__NR_fdatasync] = { "fdatasync", { A_FD }, SC_FILE, KERNEL },
 	[__NR_truncate] = { "truncate", { A_PATH, A_OFF }, SC_FILE, SUPERVISE(sys_truncate) },
@@ -139,7 +139,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_gettimeofday] = { "gettimeofday", { A_PTR, A_PTR }, SC_TIME, KERNEL },
 	[__NR_getrlimit] = { "getrlimit", { A_INT, A_PTR }, SC_PROCESS, KERNEL },
 	[__NR_getrusage] = { "getrusage", { A_INT, A_PTR }, SC_PROCESS, KERNEL },
-	[__NR_sysinfo] = { "sysinfo", { A_PTR }, SC_SYSTEM, KERNEL },
+	[__NR_sysinfo] = { "sysinfo", { A_PTR }, SC_SYSTEM, SUPERVISE(sys_sysinfo) }, /* uptime, procs: the sandbox's */
 	[__NR_times] = { "times", { A_PTR }, SC_TIME, KERNEL },
 	[__NR_ptrace] = { "ptrace", { A_INT, A_PID, A_PTR, A_PTR }, SC_PROCESS, DENY(EPERM) },
 	[__NR_getuid] = { "getuid", { A_NONE }, SC_IDENTITY, KERNEL },
@@ -165,7 +165,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_setfsuid] = { "setfsuid", { A_UID }, SC_IDENTITY, KERNEL },
 	[__NR_setfsgid] = { "setfsgid", { A_UID }, SC_IDENTITY, KERNEL },
 	[__NR_getsid] = { "getsid", { A_PID }, SC_PROCESS, SUPERVISE(sys_pid_arg0) },
-	[__NR_capget] = { "capget", { A_PTR, A_PTR }, SC_IDENTITY, KERNEL },
+	[__NR_capget] = { "capget", { A_PTR, A_PTR }, SC_IDENTITY, SUPERVISE(sys_capget) }, /* the pid is in memory */
 	[__NR_capset] = { "capset", { A_PTR, A_PTR }, SC_IDENTITY, KERNEL },
 	[__NR_rt_sigpending] = { "rt_sigpending", { A_PTR, A_SIZE }, SC_SIGNAL, KERNEL },
 	[__NR_rt_sigtimedwait] = { "rt_sigtimedwait", { A_PTR, A_PTR, A_PTR, A_SIZE }, SC_SIGNAL, KERNEL },
@@ -179,7 +179,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_ustat] = { "ustat", { A_HEX, A_PTR }, SC_SYSTEM, DENY(ENOSYS) },
 	[__NR_statfs] = { "statfs", { A_PATH, A_PTR }, SC_FILE, SUPERVISE(sys_statfs) },
 	[__NR_fstatfs] = { "fstatfs", { A_FD, A_PTR }, SC_FILE, SUPERVISE(sys_fstatfs) },
-	[__NR_sysfs] = { "sysfs", { A_INT, A_HEX, A_HEX }, SC_SYSTEM, KERNEL },
+	[__NR_sysfs] = { "sysfs", { A_INT, A_HEX, A_HEX }, SC_SYSTEM, DENY(ENOSYS) }, /* the host's fs types; obsolete */
 	[__NR_getpriority] = { "getpriority", { A_INT, A_INT }, SC_PROCESS, SUPERVISE(sys_priority) },
 	[__NR_setpriority] = { "setpriority", { A_INT, A_INT, A_INT }, SC_PROCESS, SUPERVISE(sys_priority) },
 	[__NR_sched_setparam] = { "sched_setparam", { A_PID, A_PTR }, SC_PROCESS, SUPERVISE(sys_pid_arg0) },
@@ -247,7 +247,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_sched_setaffinity] = { "sched_setaffinity", { A_PID, A_SIZE, A_PTR }, SC_PROCESS, SUPERVISE(sys_pid_arg0) },
 	[__NR_sched_getaffinity] = { "sched_getaffinity", { A_PID, A_SIZE, A_PTR }, SC_PROCESS, SUPERVISE(sys_pid_arg0) },
 	[__NR_set_thread_area] = { "set_thread_area", { A_PTR }, SC_PROCESS, KERNEL },
-	[__NR_io_setup] = { "io_setup", { A_UINT, A_PTR }, SC_FILE, KERNEL },
+	[__NR_io_setup] = { "io_setup", { A_UINT, A_PTR }, SC_FILE, DENY(ENOSYS) }, /* host-wide aio-max-nr */
 	[__NR_io_destroy] = { "io_destroy", { A_HEX }, SC_FILE, KERNEL },
 	[__NR_io_getevents] = { "io_getevents", { A_HEX, A_INT, A_INT, A_PTR, A_PTR }, SC_FILE, KERNEL },
 	[__NR_io_submit] = { "io_submit", { A_HEX, A_INT, A_PTR }, SC_FILE, KERNEL },
@@ -262,16 +262,18 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_set_tid_address] = { "set_tid_address", { A_PTR }, SC_PROCESS, KERNEL },
 	[__NR_restart_syscall] = { "restart_syscall", { A_NONE }, SC_SIGNAL, KERNEL },
 	[__NR_semtimedop] = { "semtimedop", { A_INT, A_PTR, A_SIZE, A_PTR }, SC_IPC, DENY(ENOSYS) },
-	[__NR_fadvise64] = { "fadvise64", { A_FD, A_OFF, A_OFF, A_INT }, SC_FILE, KERNEL },
-	[__NR_timer_create] = { "timer_create", { A_INT, A_PTR, A_PTR }, SC_TIME, KERNEL },
+	[__NR_fadvise64] = { "fadvise64", { A_FD, A_OFF, A_OFF, A_INT }, SC_FILE, KERNEL_IF(COND_FADV_KEEPS, sys_fadvise64) },
+	[__NR_timer_create] = { "timer_create", { A_INT, A_PTR, A_PTR }, SC_TIME, KERNEL_IF(COND_CLOCK_OWN, sys_clock) },
 	[__NR_timer_settime] = { "timer_settime", { A_INT, A_HEX, A_PTR, A_PTR }, SC_TIME, KERNEL },
 	[__NR_timer_gettime] = { "timer_gettime", { A_INT, A_PTR }, SC_TIME, KERNEL },
 	[__NR_timer_getoverrun] = { "timer_getoverrun", { A_INT }, SC_TIME, KERNEL },
 	[__NR_timer_delete] = { "timer_delete", { A_INT }, SC_TIME, KERNEL },
 	[__NR_clock_settime] = { "clock_settime", { A_INT, A_PTR }, SC_TIME, DENY(EPERM) },
-	[__NR_clock_gettime] = { "clock_gettime", { A_INT, A_PTR }, SC_TIME, KERNEL },
-	[__NR_clock_getres] = { "clock_getres", { A_INT, A_PTR }, SC_TIME, KERNEL },
-	[__NR_clock_nanosleep] = { "clock_nanosleep", { A_INT, A_HEX, A_PTR, A_PTR }, SC_TIME, KERNEL },
+	/* A CPU clock names a pid (clockid = ~pid << 3 | type): the caller's
+	 * own run in the kernel, another's only inside the sandbox. */
+	[__NR_clock_gettime] = { "clock_gettime", { A_INT, A_PTR }, SC_TIME, KERNEL_IF(COND_CLOCK_OWN, sys_clock) },
+	[__NR_clock_getres] = { "clock_getres", { A_INT, A_PTR }, SC_TIME, KERNEL_IF(COND_CLOCK_OWN, sys_clock) },
+	[__NR_clock_nanosleep] = { "clock_nanosleep", { A_INT, A_HEX, A_PTR, A_PTR }, SC_TIME, KERNEL_IF(COND_CLOCK_OWN, sys_clock) },
 	[__NR_exit_group] = { "exit_group", { A_INT }, SC_PROCESS, KERNEL },
 	[__NR_epoll_wait] = { "epoll_wait", { A_FD, A_PTR, A_INT, A_INT }, SC_FILE, KERNEL },
 	[__NR_epoll_ctl] = { "epoll_ctl", { A_FD, A_INT, A_FD, A_PTR }, SC_FILE, KERNEL },
@@ -373,8 +375,9 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_membarrier] = { "membarrier", { A_INT, A_HEX, A_INT }, SC_MEMORY, KERNEL },
 	[__NR_mlock2] = { "mlock2", { A_PTR, A_SIZE, A_HEX }, SC_MEMORY, KERNEL },
 	[__NR_copy_file_range] = { "copy_file_range", { A_FD, A_PTR, A_FD, A_PTR, A_SIZE, A_HEX }, SC_FILE, KERNEL },
-	[__NR_preadv2] = { "preadv2", { A_FD, A_PTR, A_INT, A_OFF, A_OFF, A_HEX }, SC_FILE, KERNEL },
-	[__NR_pwritev2] = { "pwritev2", { A_FD, A_PTR, A_INT, A_OFF, A_OFF, A_HEX }, SC_FILE, KERNEL },
+	/* RWF_NOWAIT tells whether the host's page cache holds a page. */
+	[__NR_preadv2] = { "preadv2", { A_FD, A_PTR, A_INT, A_OFF, A_OFF, A_HEX }, SC_FILE, KERNEL_IF(COND_NO_RWF_NOWAIT, sys_rwf_nowait) },
+	[__NR_pwritev2] = { "pwritev2", { A_FD, A_PTR, A_INT, A_OFF, A_OFF, A_HEX }, SC_FILE, KERNEL_IF(COND_NO_RWF_NOWAIT, sys_rwf_nowait) },
 	[__NR_pkey_mprotect] = { "pkey_mprotect", { A_PTR, A_SIZE, A_PROT, A_INT }, SC_MEMORY, KERNEL },
 	[__NR_pkey_alloc] = { "pkey_alloc", { A_HEX, A_HEX }, SC_MEMORY, KERNEL },
 	[__NR_pkey_free] = { "pkey_free", { A_INT }, SC_MEMORY, KERNEL },
@@ -413,7 +416,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_set_mempolicy_home_node] = { "set_mempolicy_home_node", { A_PTR, A_SIZE, A_HEX, A_HEX }, SC_MEMORY, KERNEL },
 
 	/* Newer than the 6.1 headers; numbers from the kernel's syscall_64.tbl. */
-	[451] = { "cachestat", { A_FD, A_PTR, A_PTR, A_HEX }, SC_FILE, KERNEL },                      /* 6.5 */
+	[451] = { "cachestat", { A_FD, A_PTR, A_PTR, A_HEX }, SC_FILE, DENY(ENOSYS) },                /* 6.5; the host's page cache */
 	[452] = { "fchmodat2", { A_DIRFD, A_PATH, A_MODE, A_ATFLAGS }, SC_FILE, SUPERVISE(sys_fchmodat) }, /* 6.6 */
 	[453] = { "map_shadow_stack", { A_PTR, A_SIZE, A_HEX }, SC_MEMORY, KERNEL },               /* 6.6 */
 	[454] = { "futex_wake", { A_PTR, A_HEX, A_INT, A_HEX }, SC_IPC, KERNEL },                    /* 6.7 */
@@ -433,13 +436,16 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
  * TIOCSPGRP reaches nothing outside), readiness, fd flags, pty unlocking.
  * Left out on purpose: TIOCSTI (injects input into a shared terminal),
  * TIOCLINUX, TIOCSCTTY, TIOCCONS, TIOCSETD, and every network ioctl. */
-/* fcntl commands that only touch the fd or its open file: everything but
- * F_SETOWN and F_SETOWN_EX, which aim SIGIO/SIGURG at a process and so are
- * checked by the supervisor (rule 9). */
+/* fcntl commands that only touch the fd or its open file.  Not here:
+ * F_SETOWN and F_SETOWN_EX, which aim SIGIO/SIGURG at a process (rule 9);
+ * the record locks, which reach the inode's lock table, the host's for a
+ * host file (sys_lock.c); F_SETLEASE, which makes every other opener of the
+ * file wait, moat's loop and the host's programs too; F_NOTIFY (dnotify),
+ * which reports others' reads of a host directory.  All checked by the
+ * supervisor. */
 const unsigned sc_fcntl_allowed[] = {
-	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_SETLK, F_SETLKW,
-	F_GETOWN, F_SETSIG, F_GETSIG, F_GETOWN_EX, F_OFD_GETLK, F_OFD_SETLK,
-	F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY, F_DUPFD_CLOEXEC,
+	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
+	F_GETOWN, F_SETSIG, F_GETSIG, F_GETOWN_EX, F_GETLEASE, F_DUPFD_CLOEXEC,
 	F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS, F_GET_RW_HINT,
 	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT,
 };
@@ -479,7 +485,7 @@ const unsigned sc_sockopt_nallowed = sizeof sc_sockopt_allowed / sizeof sc_socko
 const unsigned long sc_ioctl_allowed[] = {
 	TCGETS, TCSETS, TCSETSW, TCSETSF,
 	TCGETA, TCSETA, TCSETAW, TCSETAF,
-	TCSBRK, TCXONC, TCFLSH,
+	TCSBRK, TCFLSH, /* not TCXONC: it stops output of a terminal moat shares */
 	TIOCGPGRP, TIOCSPGRP, TIOCOUTQ, TIOCGWINSZ, TIOCSWINSZ, TIOCGSID,
 	TIOCMGET,
 	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, FIOASYNC,

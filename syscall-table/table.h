@@ -42,6 +42,9 @@ enum sc_cond {
 	COND_SECCOMP_NO_LISTENER, /* seccomp: no NEW_LISTENER flag */
 	COND_FCNTL_ALLOWED,  /* fcntl: arg1 is in the command allowlist (no F_SETOWN*) */
 	COND_SOCKOPT_ALLOWED, /* setsockopt: (level, option) in the allowlist */
+	COND_CLOCK_OWN,      /* clock_*, timer_create: arg0 is no CPU clock of another pid */
+	COND_FADV_KEEPS,     /* fadvise64: arg3 is not POSIX_FADV_DONTNEED */
+	COND_NO_RWF_NOWAIT,  /* preadv2/pwritev2: arg5 without RWF_NOWAIT */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */

@@ -6,6 +6,8 @@
  * children install the program for real (NO_NEW_PRIVS, no listener, so
  * USER_NOTIF answers ENOSYS) and try calls, reporting by exit status. */
 #include <check.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -87,16 +89,24 @@ static uint32_t eval(const struct sock_fprog *p, const struct seccomp_data *d)
 	return 0;
 }
 
+static uint32_t run6(uint32_t arch, int nr, const uint64_t a[6])
+{
+	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a[0], a[1], a[2], a[3], a[4], a[5] } };
+	return eval(&prog, &d);
+}
 static uint32_t run3(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a4)
 {
-	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1, a2, 0, a4, 0 } };
-	return eval(&prog, &d);
+	const uint64_t a[6] = { a0, a1, a2, 0, a4, 0 };
+	return run6(arch, nr, a);
 }
 static uint32_t run(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a4)
 {
 	return run3(arch, nr, a0, a1, 0, a4);
 }
 #define sock64(family, type, proto) run3(AUDIT_ARCH_X86_64, SYS_socket, (family), (type), (proto), 0)
+/* The clockid of a CPU clock of pid (type 0-2; +4 a thread's), as 32 bits. */
+#define CPUCLK(pid, type) ((uint64_t)(((~(uint32_t)(pid)) << 3) | (uint32_t)(type)))
+
 #define run64(nr, a0, a1, a4) run(AUDIT_ARCH_X86_64, (nr), (a0), (a1), (a4))
 
 START_TEST(test_build)
@@ -147,15 +157,57 @@ START_TEST(test_every_line_and_number)
 			want = RET_NOTIFY;
 		/* args: a domain that is not AF_UNIX, namespace flags, an
 		 * address, a refused ioctl, SET_MODE_FILTER with a listener */
-		got = run64(nr, e && e->cond == COND_SECCOMP_NO_LISTENER ? SECCOMP_SET_MODE_FILTER
-			    : e && e->cond == COND_NO_NS_FLAGS ? CLONE_NEWUSER : AF_INET,
-			    e && e->cond == COND_IOCTL_ALLOWED ? TIOCSTI : SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			    0x1000);
+		/* ... a CPU clock of pid 1, POSIX_FADV_DONTNEED, RWF_NOWAIT */
+		uint64_t a[6] = {
+			e && e->cond == COND_SECCOMP_NO_LISTENER ? SECCOMP_SET_MODE_FILTER
+			: e && e->cond == COND_NO_NS_FLAGS ? CLONE_NEWUSER
+			: e && e->cond == COND_CLOCK_OWN ? CPUCLK(1, 2) : AF_INET,
+			e && e->cond == COND_IOCTL_ALLOWED ? TIOCSTI : SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			0, e && e->cond == COND_FADV_KEEPS ? 4 : 0, 0x1000,
+			e && e->cond == COND_NO_RWF_NOWAIT ? 0x8 : 0,
+		};
+		got = run6(AUDIT_ARCH_X86_64, nr, a);
 		ck_assert_msg(got == want, "%d (%s): got %#x, want %#x", nr, e ? e->name : "unknown", got, want);
 	}
 	/* past the table */
 	ck_assert_uint_eq(run64(SC_NR_MAX, 0, 0, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(1000, 0, 0, 0), RET_NOTIFY);
+}
+END_TEST
+
+/* The register conditions added for host objects (docs/security.md,
+ * class 4): what stays in the kernel and what the supervisor sees. */
+START_TEST(test_host_object_conditions)
+{
+	const uint64_t own[] = { 0, 1, 7 /* BOOTTIME */, (uint32_t)-2 /* own thread SCHED */,
+				 (uint32_t)-6 /* own process SCHED */, (uint32_t)-8 };
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+		const uint64_t a[6] = { own[i], 0, 0, 0, 0, 0 };
+		ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_clock_gettime, a), SECCOMP_RET_ALLOW);
+	}
+	const uint64_t other[] = { CPUCLK(1, 2), CPUCLK(4242, 6), (uint32_t)-9 };
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+		const uint64_t a[6] = { other[i], 0, 0, 0, 0, 0 };
+		ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_clock_gettime, a), RET_NOTIFY);
+		ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_timer_create, a), RET_NOTIFY);
+	}
+	for (uint64_t adv = 0; adv <= 5; adv++) {
+		const uint64_t a[6] = { 3, 0, 0, adv, 0, 0 };
+		ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_fadvise64, a),
+				  adv == 4 ? RET_NOTIFY : SECCOMP_RET_ALLOW);
+	}
+	const uint64_t nowait[6] = { 3, 0, 1, 0, 0, 0x8 | 0x2 }, sync_[6] = { 3, 0, 1, 0, 0, 0x2 };
+	ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_preadv2, nowait), RET_NOTIFY);
+	ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_preadv2, sync_), SECCOMP_RET_ALLOW);
+	/* locks, leases and dnotify reach the supervisor; plain fd work does not */
+	const unsigned to_moat[] = { F_SETLK, F_SETLKW, F_GETLK, F_OFD_SETLK, F_OFD_GETLK, F_SETLEASE,
+				     F_NOTIFY, F_SETOWN };
+	for (size_t i = 0; i < sizeof to_moat / sizeof to_moat[0]; i++)
+		ck_assert_uint_eq(run64(SYS_fcntl, 3, to_moat[i], 0), RET_NOTIFY);
+	ck_assert_uint_eq(run64(SYS_fcntl, 3, F_GETFL, 0), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(run64(SYS_flock, 3, LOCK_SH, 0), RET_NOTIFY);
+	ck_assert_uint_eq(run64(SYS_ioctl, 1, TCXONC, 0), RET_NOTIFY);
+	ck_assert_uint_eq(run64(SYS_capget, 0, 0, 0), RET_NOTIFY);
 }
 END_TEST
 
@@ -501,6 +553,7 @@ static Suite *filter_suite(void)
 	tcase_add_test(eval_tc, test_build);
 	tcase_add_test(eval_tc, test_pfc);
 	tcase_add_test(eval_tc, test_every_line_and_number);
+	tcase_add_test(eval_tc, test_host_object_conditions);
 	tcase_add_test(eval_tc, test_other_abis_killed);
 	tcase_add_test(eval_tc, test_conditions);
 	tcase_add_test(eval_tc, test_blob_is_current);
