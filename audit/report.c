@@ -123,6 +123,9 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	fputc('}', f);
 	if (r->mem_peak)
 		fprintf(f, ",\"memory-peak\":%llu", (unsigned long long)(r->mem_peak / 1024));
+	/* What moat held for it in files it handed over, charged to the same
+	 * limit (fs-emulation/held.c). */
+	fprintf(f, ",\"memory-held-peak\":%llu", (unsigned long long)(held_peak() / 1024));
 	fprintf(f, ",\"limits\":{\"time\":%g,\"wall-time\":%g,\"memory\":%llu,\"processes\":%u,"
 		   "\"file-size\":%llu,\"open-files\":%u,\"kill-grace\":%g}",
 		l->cpu_s, l->wall_s, (unsigned long long)l->mem_bytes, l->pids,

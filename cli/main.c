@@ -92,6 +92,15 @@ static uint64_t default_memory(void)
 	return ram / 2;
 }
 
+/* What the sandbox's processes use now, for the memory moat holds for it
+ * (fs-emulation/held.c): the memory cgroup's charge, or the last sample. */
+static uint64_t mem_used_hook(void *ctx)
+{
+	struct sandbox *sb = ctx;
+	uint64_t u = cgroup_memory_usage(&sb->cg);
+	return u ? u : sb->res.rss_kb * 1024;
+}
+
 static int die(const char *fmt, const char *arg, const char *hint)
 {
 	fprintf(stderr, "moat: ");
@@ -542,6 +551,8 @@ static int cmd_run(int argc, char **argv)
 	v.creds_self = creds_self_hook;
 	v.creds_sandbox = creds_sandbox_hook;
 	v.creds_ctx = &sb;
+	v.mem_limit = sb.lim.mem_bytes;
+	v.mem_used = mem_used_hook;
 	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
 	static char pins[NET_MAX_PINS * 200];
 	for (int k = 0, off = 0; k < net.npin; k++) {

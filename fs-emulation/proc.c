@@ -30,6 +30,7 @@
 
 #include "fs-emulation/etc.h"
 #include "interposer/task.h"
+#include "interposer/watchdog.h"
 
 enum pent { P_FILE, P_DIR, P_LINK };
 
@@ -309,6 +310,15 @@ static char *slurp(const char *path, size_t *len)
 		if (n <= 0)
 			break;
 		off += (size_t)n;
+		/* The smaps of a process of 65,000 mappings takes the kernel
+		 * most of a second to write: when the watchdog says a limit
+		 * or a signal is due, the file is given up (EINTR). */
+		if (watchdog_hurry()) {
+			free(buf);
+			buf = NULL;
+			errno = EINTR;
+			break;
+		}
 	}
 	int e = errno;
 	close(fd);
@@ -1023,8 +1033,14 @@ int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 		r = -ENOENT;
 	if (fclose(out) != 0 && r == 0)
 		r = -ENOMEM;
+	if (r == 0)
+		r = held_admit(v, len); /* the sandbox's memory, held by moat */
 	int fd = r < 0 ? r : sealed_memfd(buf, len);
 	free(buf);
+	if (fd >= 0 && held_track(fd) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
 	return fd;
 }
 
@@ -1039,8 +1055,36 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return flag == FTW_DP ? rmdir(path) : unlink(path), 0;
 }
 
+/* Listings are kept in moat's skeleton (a tmpfs: memory) while a program
+ * may still read them: the PV_KEEP newest, and PV_ENTRIES_MAX entries in
+ * all, a listing's own entries past that left out.  A program with more
+ * fds than that sees a /proc/PID/fd cut short; without the bound, a
+ * sandbox listing its 1M fds 64 times kept GBs in the host's memory. */
+#define PV_KEEP 64
+#define PV_ENTRIES_MAX 32768
+static unsigned pv_entries[PV_KEEP], pv_total, pv_cur;
+static int pv_oldest;
+
+/* Remove the oldest listing, and its meaning from the registry (its inode
+ * number may come back). */
+static void pv_drop_oldest(struct vfs *v)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s/pv/%d", v->skel, pv_oldest);
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		reg_forget(st.st_dev, st.st_ino);
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	pv_total -= pv_entries[pv_oldest % PV_KEEP];
+	pv_entries[pv_oldest % PV_KEEP] = 0;
+	pv_oldest++;
+}
+
 static int add_placeholder(const char *dir, const char *name, enum pent type, const char *link)
 {
+	if (pv_cur >= PV_ENTRIES_MAX)
+		return -1;
+	pv_cur++;
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	if (type == P_DIR)
@@ -1056,11 +1100,11 @@ static int add_placeholder(const char *dir, const char *name, enum pent type, co
 static int materialize_dir(struct vfs *v, struct task *t, const struct pdir *d)
 {
 	char dir[PATH_MAX];
-	/* Keep the 64 newest listings; older ones are removed. */
-	if (pv_counter >= 64) {
-		snprintf(dir, sizeof dir, "%s/pv/%d", v->skel, pv_counter - 64);
-		nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-	}
+	while (pv_oldest < pv_counter &&
+	       (pv_counter - pv_oldest >= PV_KEEP || pv_total >= PV_ENTRIES_MAX / 2))
+		pv_drop_oldest(v);
+	pv_cur = 0;
+	int me = pv_counter;
 	snprintf(dir, sizeof dir, "%s/pv/%d", v->skel, pv_counter++);
 	if (mkdir(dir, 0755) < 0)
 		return -errno;
@@ -1110,6 +1154,8 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct pdir *d)
 	(void)t;
 	for (; tab && tab->name; tab++)
 		add_placeholder(dir, tab->name, tab->type, NULL);
+	pv_entries[me % PV_KEEP] = pv_cur;
+	pv_total += pv_cur;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

@@ -145,6 +145,30 @@ static void put(dev_t dev, ino_t ino, const char *vpath, bool link)
 	used++;
 }
 
+void reg_forget(dev_t dev, ino_t ino)
+{
+	if (!cap)
+		return;
+	struct reg_entry *e = find_slot(dev, ino);
+	if (!e->vpath)
+		return;
+	free(e->vpath);
+	e->vpath = NULL;
+	used--;
+	/* Linear probing: the entries after the hole that belong before it
+	 * move back into it, so every lookup still finds its entry. */
+	size_t i = (size_t)(e - tab);
+	for (size_t j = (i + 1) & (cap - 1); tab[j].vpath; j = (j + 1) & (cap - 1)) {
+		size_t h = home(tab[j].dev, tab[j].ino);
+		bool move = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+		if (move) {
+			tab[i] = tab[j];
+			tab[j].vpath = NULL;
+			i = j;
+		}
+	}
+}
+
 const char *reg_get(dev_t dev, ino_t ino)
 {
 	const struct reg_entry *c = cache_get(dev, ino);

@@ -279,18 +279,16 @@ struct verdict sys_inotify_add_watch(struct call *c)
 		goto out;
 	}
 	/* A host inode the sandbox only reads (a lower layer, a --ro-bind)
-	 * is the host's to use: a watch there must not report the host's
-	 * reads and opens (a feed of every program the host starts, of
-	 * hidden files read), only changes, which the sandbox could see by
-	 * looking anyway.  A directory that holds hidden names is watched
-	 * through its listing copy, so no event names one.  The sandbox's
-	 * own files and a writable --bind (shared by the user's choice)
-	 * are watched as asked. */
+	 * is the host's to use: a watch there must report nothing the host
+	 * does (its reads and opens were a feed of every program it starts,
+	 * of hidden files read; its changes, a clock of what it does).
+	 * Nothing in the sandbox can change such a file, so the watch is
+	 * valid and silent: IN_DELETE_SELF alone.  A directory that holds
+	 * hidden names is watched through its listing copy.  The sandbox's
+	 * own files and a writable --bind (shared by the user's choice) are
+	 * watched as asked. */
 	if (fs_fd_changeable(c->sb->vfs, node) < 0) {
-		const uint32_t changes = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM |
-					 IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
-		uint32_t events = mask & IN_ALL_EVENTS & changes;
-		mask = (mask & ~IN_ALL_EVENTS) | (events ? events : IN_DELETE_SELF);
+		mask = (mask & ~IN_ALL_EVENTS) | IN_DELETE_SELF;
 		if (S_ISDIR(p.st.st_mode)) {
 			char at[64];
 			fs_fdpath(node, at, sizeof at);

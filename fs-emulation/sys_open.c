@@ -202,10 +202,16 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		 * them), so an O_PATH open is served as a read-only one, which
 		 * needs read permission and cannot name a symlink itself. */
 		if (p.exists && S_ISLNK(p.st.st_mode)) {
+			int hr = held_admit(c->sb->vfs, 0);
+			if (hr < 0) {
+				v = v_deny(-hr, "limit.moat-memory");
+				goto out;
+			}
 			int fd = memfd_create("moat-symlink", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 			struct stat st;
 			if (fd < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
-							   F_SEAL_WRITE) < 0 || fstat(fd, &st) < 0) {
+							   F_SEAL_WRITE) < 0 || fstat(fd, &st) < 0 ||
+			    held_track(fd) < 0) {
 				v = v_error(fd < 0 ? errno : EIO);
 				if (fd >= 0)
 					close(fd);
@@ -255,6 +261,11 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 	}
 	if (fd == -ENOSPC && p.kind == VN_HOST && p.mnt->kind == MNT_DEV && !strcmp(p.name, "ptmx")) {
 		v = v_deny(ENOSPC, "dev.pty-limit");
+		goto out;
+	}
+	if ((fd == -ENOMEM || fd == -EMFILE) && p.kind == VN_PROC) {
+		/* Past what moat may hold for the sandbox (held.c). */
+		v = v_deny(-fd, "limit.moat-memory");
 		goto out;
 	}
 	if (fd < 0) {

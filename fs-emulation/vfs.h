@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -78,6 +79,11 @@ struct vfs {
 	void (*creds_self)(void *ctx);
 	void (*creds_sandbox)(void *ctx);
 	void *creds_ctx;
+	/* What moat holds in files for the sandbox (held.c) is charged to its
+	 * memory limit: mem_limit (0: none, then HELD_CAP_DEFAULT), less what
+	 * the sandbox's processes use now (mem_used, with creds_ctx). */
+	uint64_t mem_limit;
+	uint64_t (*mem_used)(void *ctx);
 	bool tty_unheld;             /* fds 0-2 hold a terminal that is not
 				      * moat's controlling terminal: it may be
 				      * nobody's, and then a TIOCSCTTY could
@@ -224,8 +230,24 @@ int vfs_host_path(const struct vfs_path *p, char *buf, size_t len);
  * caller to do off the loop (sys_open's job) or refuse. */
 int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_t mode);
 
+/* Files moat made and handed to the sandbox (held.c): synthetic /proc and
+ * /etc files in memfds.  Each stays alive as long as any sandbox fd or
+ * mapping holds it, so it is charged to the sandbox: held_admit before
+ * making one of `len` bytes (-ENOMEM past the sandbox's memory limit,
+ * -EMFILE past HELD_MAX alive at once), held_track once it is made (it is
+ * watched until the kernel frees it; -ENOMEM when it cannot be watched,
+ * and the caller closes it).  held_peak: the most held at once, bytes. */
+#define HELD_MAX 4096
+#define HELD_CAP_DEFAULT (1ULL << 30) /* without a memory limit */
+int held_admit(struct vfs *v, size_t len);
+int held_track(int fd);
+uint64_t held_peak(void);
+uint64_t held_now(void);
+
 /* The registry: what each granted fd means, keyed by (st_dev, st_ino). */
 void reg_put(dev_t dev, ino_t ino, const char *vpath);
+/* Forget an inode (a listing copy moat removed): its number may come back. */
+void reg_forget(dev_t dev, ino_t ino);
 /* The virtual path registered for (dev, ino), or NULL. */
 const char *reg_get(dev_t dev, ino_t ino);
 /* O_PATH|O_NOFOLLOW of a symlink: the kernel cannot pass an O_PATH file

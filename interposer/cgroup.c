@@ -292,6 +292,12 @@ static void on_fatal(int sig)
 	errno = e;
 }
 
+bool cgroup_kill_async(void)
+{
+	struct cgroups *cg = registered;
+	return cg && cg->owner == getpid() && cg->kill_fd >= 0 && write(cg->kill_fd, "1", 1) == 1;
+}
+
 void cgroup_abandon(void)
 {
 	struct cgroups *cg = registered;
@@ -362,7 +368,7 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 {
 	memset(cg, 0, sizeof *cg);
 	cg->use = use;
-	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = -1;
+	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = cg->usage_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
 		cg->procs_fd[d] = cg->parent_fd[d] = cg->lock_fd[d] = -1;
 	if (use == CG_OFF)
@@ -407,10 +413,11 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 			write_str(dfd, "memory.oom.group", "1");
 			cg->oom_fd = open_at(dfd, "memory.events", O_RDONLY);
 			cg->peak_fd = open_at(dfd, "memory.peak", O_RDONLY);
+			cg->usage_fd = open_at(dfd, "memory.current", O_RDONLY);
 			if (cg->oom_fd >= 0 && (e == 0 || e == -ENOENT))
 				cg->ver[CGP_MEMORY] = 2, cg->piece_dir[CGP_MEMORY] = d;
 			else
-				close_fd(&cg->oom_fd), close_fd(&cg->peak_fd);
+				close_fd(&cg->oom_fd), close_fd(&cg->peak_fd), close_fd(&cg->usage_fd);
 		}
 		if (l->pids && has_word(sub, "pids") && write_num(dfd, "pids.max", l->pids) == 0 &&
 		    (cg->pids_fd = open_at(dfd, "pids.events", O_RDONLY)) >= 0)
@@ -431,6 +438,7 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 			s = write_str(dfd, "memory.swappiness", "0");
 		if (!e && !s && (cg->oom_fd = open_at(dfd, "memory.oom_control", O_RDONLY)) >= 0) {
 			cg->peak_fd = open_at(dfd, "memory.max_usage_in_bytes", O_RDONLY);
+			cg->usage_fd = open_at(dfd, "memory.usage_in_bytes", O_RDONLY);
 			cg->ver[CGP_MEMORY] = 1, cg->piece_dir[CGP_MEMORY] = d;
 			close_fd(&dfd);
 		} else {
@@ -492,7 +500,7 @@ int cgroup_attach(struct cgroups *cg, pid_t pid)
 		rc = -1;
 	}
 	if (!cg->ver[CGP_MEMORY])
-		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd);
+		close_fd(&cg->oom_fd), close_fd(&cg->peak_fd), close_fd(&cg->usage_fd);
 	if (!cg->ver[CGP_PIDS])
 		close_fd(&cg->pids_fd);
 	if (!cg->ver[CGP_CPU])
@@ -583,6 +591,11 @@ uint64_t cgroup_memory_peak(struct cgroups *cg)
 	return cg->ver[CGP_MEMORY] ? field(cg->peak_fd, NULL) : 0;
 }
 
+uint64_t cgroup_memory_usage(struct cgroups *cg)
+{
+	return cg->ver[CGP_MEMORY] && cg->usage_fd >= 0 ? field(cg->usage_fd, NULL) : 0;
+}
+
 bool cgroup_any(const struct cgroups *cg)
 {
 	for (int p = 0; p < CGP_N; p++)
@@ -660,4 +673,5 @@ void cgroup_cleanup(struct cgroups *cg)
 	close_fd(&cg->cpu_fd);
 	close_fd(&cg->cpustat_fd);
 	close_fd(&cg->peak_fd);
+	close_fd(&cg->usage_fd);
 }

@@ -61,6 +61,7 @@ struct cgroups {
 	int cpu_fd;                      /* cpu.stat (v2), cpuacct.usage (v1) */
 	int cpustat_fd;                  /* cpuacct.stat (v1) */
 	int peak_fd;                     /* memory.peak (v2), memory.max_usage_in_bytes (v1) */
+	int usage_fd;                    /* memory.current (v2), memory.usage_in_bytes (v1) */
 };
 
 /* Make the cgroups the limits need (and, for CPU accounting and the kill,
@@ -87,6 +88,8 @@ uint64_t cgroup_pids_refused(struct cgroups *cg);
 double cgroup_cpu(struct cgroups *cg, double *user, double *sys);
 /* The memory cgroup's peak charge in bytes (0: unknown). */
 uint64_t cgroup_memory_peak(struct cgroups *cg);
+/* The memory cgroup's charge now, bytes (0: unknown). */
+uint64_t cgroup_memory_usage(struct cgroups *cg);
 /* Any piece in force? */
 bool cgroup_any(const struct cgroups *cg);
 /* Remove the directories (killing what is left in them first). */
@@ -95,6 +98,9 @@ void cgroup_cleanup(struct cgroups *cg);
  * calls only: for a moat about to end without its loop (the watchdog's
  * last resort). */
 void cgroup_abandon(void);
+/* cgroup.kill of the run's cgroups from any thread (async-signal-safe);
+ * false without one. */
+bool cgroup_kill_async(void);
 /* The smallest memory limit of the cgroups moat runs in (bytes; 0: none). */
 uint64_t cgroup_memory_ceiling(void);
 /* A process's cgroup directory in the hierarchy holding controller `ctrl`

@@ -17,6 +17,7 @@
 
 #define STUCK_NS (200ULL * 1000 * 1000)     /* busy this long with an action due: interrupt */
 #define CPU_STUCK_NS (1000ULL * 1000 * 1000) /* with a CPU limit set, busy this long */
+#define KILL_BUSY_NS (50ULL * 1000 * 1000)  /* busy this long with the SIGKILL due: cgroup.kill */
 #define GIVE_UP_NS (500ULL * 1000 * 1000)   /* still stuck this long after: end the run */
 
 static struct {
@@ -25,6 +26,7 @@ static struct {
 	bool running;
 	int stop[2];                /* a byte here ends the watch */
 	_Atomic uint64_t busy_since; /* 0: the loop waits in poll */
+	_Atomic bool hurry;          /* an action is due and the loop is busy */
 } wd = { .stop = { -1, -1 } };
 
 /* Cuts the loop's blocking call short: installed without SA_RESTART. */
@@ -36,6 +38,12 @@ static void on_kick(int sig)
 void watchdog_idle(void)
 {
 	atomic_store_explicit(&wd.busy_since, 0, memory_order_relaxed);
+	atomic_store_explicit(&wd.hurry, false, memory_order_relaxed);
+}
+
+bool watchdog_hurry(void)
+{
+	return atomic_load_explicit(&wd.hurry, memory_order_relaxed);
 }
 
 void watchdog_busy(void)
@@ -79,10 +87,23 @@ static void give_up(uint64_t stuck)
 	_exit(125); /* every tracee dies with moat: PTRACE_O_EXITKILL */
 }
 
+/* Is the sandbox's SIGKILL due: the grace after a stop, or after the
+ * wall-time deadline the loop may not have seen? */
+static bool kill_due(const struct sandbox *sb, uint64_t now)
+{
+	uint64_t grace = (uint64_t)(sb->lim.grace_s * 1e9);
+	uint64_t t0 = __atomic_load_n(&sb->res.t0_ns, __ATOMIC_RELAXED);
+	if (sb->lim.wall_s > 0 && t0 && now >= t0 + (uint64_t)(sb->lim.wall_s * 1e9) + grace)
+		return true;
+	return __atomic_load_n(&sb->res.stopping, __ATOMIC_RELAXED) &&
+	       now >= __atomic_load_n(&sb->res.kill_at_ns, __ATOMIC_RELAXED);
+}
+
 static void *watch(void *arg)
 {
 	(void)arg;
 	uint64_t kicked_busy = 0, kicked_at = 0;
+	bool killed = false;
 	struct pollfd pfd = { wd.stop[0], POLLIN, 0 };
 	for (;;) {
 		if (poll(&pfd, 1, 100) > 0)
@@ -94,7 +115,18 @@ static void *watch(void *arg)
 			continue;
 		}
 		uint64_t stuck = now - b;
-		if (stuck < STUCK_NS || !owed(wd.sb, now, stuck))
+		/* A loop busy in one long call (a synthetic file of a huge
+		 * process) when the sandbox's SIGKILL is due: the kernel kills
+		 * it now (cgroup.kill), not when that call is done. */
+		if (stuck >= KILL_BUSY_NS && kill_due(wd.sb, now)) {
+			atomic_store_explicit(&wd.hurry, true, memory_order_relaxed);
+			if (!killed)
+				killed = cgroup_kill_async();
+		}
+		if (stuck < KILL_BUSY_NS || !owed(wd.sb, now, stuck))
+			continue;
+		atomic_store_explicit(&wd.hurry, true, memory_order_relaxed);
+		if (stuck < STUCK_NS)
 			continue;
 		if (kicked_busy == b && now - kicked_at >= GIVE_UP_NS)
 			give_up(stuck);

@@ -28,5 +28,8 @@ void watchdog_stop(void);
 /* The loop is about to wait (poll) / has woken up and is at work. */
 void watchdog_idle(void);
 void watchdog_busy(void);
+/* Has the watchdog found an action due while the loop is busy?  Long work
+ * on the loop (a big synthetic file) asks between steps and gives up. */
+bool watchdog_hurry(void);
 
 #endif
