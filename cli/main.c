@@ -45,6 +45,8 @@ static void usage(FILE *f)
 	      "  --persist DIR       keep the writable layers of /usr, /etc and --overlay\n"
 	      "                      mounts in DIR, so a later run continues from them\n"
 	      "  --chdir DIR         start in DIR (default /workspace)\n"
+	      "  --etc NAME          show the host's /etc/NAME too (the default /etc shows\n"
+	      "                      only what programs need; repeatable, a pattern allowed)\n"
 	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
 	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
 	      "  --hostname NAME     the sandbox's host name (default moat)\n"
@@ -218,6 +220,8 @@ static int cmd_run(int argc, char **argv)
 	bool quota = false;
 	const char *hostname = "moat";
 	enum audit_level audit_level = AUDIT_DENIALS;
+	const char *etc_names[16];
+	int netc = 0;
 	/* A denial loop writes ~30 MiB/s of records: capped, and rate-limited
 	 * with what was dropped said (docs/audit.md "Size and rate"). */
 	struct audit_caps acaps = { AUDIT_MAX_BYTES_DEFAULT, AUDIT_RATE_DEFAULT,
@@ -269,7 +273,7 @@ static int cmd_run(int argc, char **argv)
 			need = 0;
 		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
 			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
-			 !strcmp(a, "--audit-max") || !strcmp(a, "--audit-rate") ||
+			 !strcmp(a, "--audit-max") || !strcmp(a, "--audit-rate") || !strcmp(a, "--etc") ||
 			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
 			need = 1;
 		else
@@ -415,6 +419,15 @@ static int cmd_run(int argc, char **argv)
 				return die("--disk-limit %s: expected a positive number of bytes "
 					   "(K, M, G suffixes)", x, NULL);
 			quota = true;
+		} else if (!strcmp(a, "--etc")) {
+			/* One top-level name (or fnmatch pattern) of the host's /etc
+			 * more: never a path, never a secret's way around. */
+			if (!*x || strchr(x, '/') || !strcmp(x, ".") || !strcmp(x, ".."))
+				return die("--etc %s: expected a name in /etc (postgresql-common, "
+					   "mysql*), not a path", x, NULL);
+			if (netc >= 16)
+				return die("--etc %s: at most 16", x, NULL);
+			etc_names[netc++] = x;
 		} else if (!strcmp(a, "--audit-max")) {
 			unsigned long long b = 0;
 			if (strcmp(x, "none") && (parse_size(x, &b) < 0 || b == 0))
@@ -552,6 +565,8 @@ static int cmd_run(int argc, char **argv)
 	v.creds_sandbox = creds_sandbox_hook;
 	v.creds_ctx = &sb;
 	v.mem_limit = sb.lim.mem_bytes;
+	for (int k = 0; k < netc; k++)
+		v.etc_allow[v.netc_allow++] = etc_names[k];
 	v.mem_used = mem_used_hook;
 	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
 	static char pins[NET_MAX_PINS * 200];
@@ -611,9 +626,14 @@ static int cmd_run(int argc, char **argv)
 	const char *tmp = getenv("MOAT_SCRATCH");
 	char scratch[PATH_MAX];
 	snprintf(scratch, sizeof scratch, "%s/moat-%s", tmp && *tmp ? tmp : "/tmp", sb.id);
-	/* 0711: the sandbox uid may pass through (the kernel walks exec
-	 * paths with its credentials) but not list. */
-	if (mkdir(scratch, 0711) < 0 || chmod(scratch, 0711) < 0) {
+	/* 0710, of the sandbox's group: the sandbox's ids may pass through
+	 * (the kernel walks exec paths with its credentials) but not list,
+	 * and no other local user may reach in: the sandbox's /tmp and
+	 * /workspace below are 01777 and the sandbox's, and moat removes
+	 * them as root at the end. */
+	if (mkdir(scratch, 0710) < 0 || (root && chown(scratch, (uid_t)-1, gid) < 0) ||
+	    chmod(scratch, 0710) < 0) {
+		rmdir(scratch);
 		outfile_close(&alog, true);
 		outfile_close(&rep, true);
 		return die("cannot create the scratch directory %s", scratch, strerror(errno));
@@ -652,7 +672,7 @@ static int cmd_run(int argc, char **argv)
 		 * directory, and gets its memory back when moat exits, even
 		 * killed). */
 		char opts[64];
-		snprintf(opts, sizeof opts, "size=%llu,mode=0711", disk_limit);
+		snprintf(opts, sizeof opts, "size=%llu,mode=0710,gid=%u", disk_limit, gid);
 		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 			int e = errno;
 			rmdir(scratch);

@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "fs-emulation/vfs.h"
 
 const char *const etc_files[] = {
-	"passwd", "group", "hostname", "hosts", "resolv.conf", "nsswitch.conf", "pip.conf", NULL,
+	"passwd", "group", "hostname", "hosts", "resolv.conf", "nsswitch.conf", "pip.conf",
+	"machine-id", NULL,
 };
 
 const char *etc_hostname(const struct vfs *v)
@@ -43,6 +45,18 @@ __attribute__((format(printf, 2, 3))) static void put(struct out *o, const char 
 		o->full = true;
 	else
 		o->off += (size_t)n;
+}
+
+/* The sandbox's own machine, not the host's: a new id each run (systemd's
+ * format, 32 hex digits), so nothing names the host or links two runs. */
+static void gen_machine_id(struct out *o)
+{
+	unsigned char b[16] = { 0 };
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+		memset(b, 0, sizeof b);
+	for (int i = 0; i < 16; i++)
+		put(o, "%02x", b[i]);
+	put(o, "\n");
 }
 
 static void gen_passwd(const struct vfs *v, struct out *o)
@@ -161,6 +175,8 @@ int etc_generate(const struct vfs *v, const char *name, char *buf, size_t len)
 		return -ENOSPC;
 	if (strcmp(name, "passwd") == 0)
 		gen_passwd(v, &o);
+	else if (strcmp(name, "machine-id") == 0)
+		gen_machine_id(&o);
 	else if (strcmp(name, "group") == 0)
 		gen_group(v, &o);
 	else if (strcmp(name, "hostname") == 0)

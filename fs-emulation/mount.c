@@ -230,7 +230,10 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 	 * on tmpfs their two dozen mkdirs cost microseconds, not the tens
 	 * each costs on a journaled disk.  Nothing there is ever exec'd. */
 	snprintf(v->skel, sizeof v->skel, "/dev/shm/moat-skel-XXXXXX");
-	if (!mkdtemp(v->skel) || chmod(v->skel, 0711) < 0)
+	/* 0710 of the sandbox's group, as the scratch: no other local user
+	 * may plant anything in the listings moat builds here. */
+	if (!mkdtemp(v->skel) || (geteuid() == 0 && chown(v->skel, (uid_t)-1, gid) < 0) ||
+	    chmod(v->skel, 0710) < 0)
 		snprintf(v->skel, sizeof v->skel, "%s", scratch);
 	const char *skel = v->skel;
 	v->uid = uid;

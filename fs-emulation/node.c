@@ -112,8 +112,7 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
  * still go by the virtual path (the registry), never by the copy. */
 int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
 {
-	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/security",
-					       NULL };
+	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/apt", NULL };
 	int which = -1;
 	for (int i = 0; holders[i]; i++)
 		if (strcmp(vpath, holders[i]) == 0)
@@ -145,7 +144,7 @@ int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
 			continue;
 		char vp[PATH_MAX], at[PATH_MAX * 2];
 		snprintf(vp, sizeof vp, "%s/%s", vpath, de->d_name);
-		if (vfs_is_hidden(vp))
+		if (vfs_is_hidden(v, vp))
 			continue;
 		snprintf(at, sizeof at, "%s/%s", copy, de->d_name);
 		if (de->d_type == DT_DIR) {

@@ -156,15 +156,24 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 		snprintf(err, errlen, "%s: cannot make the writable layer: %s", base, strerror(errno));
 		return -errno;
 	}
-	v->ov_base = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Never through a link (a sandbox that could write DIR's parent may
+	 * have left one, to another user's layer or directory), and only a
+	 * directory of moat's own user nobody else may write. */
+	v->ov_base = open(base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (v->ov_base < 0) {
-		snprintf(err, errlen, "%s: %s", base, strerror(errno));
+		snprintf(err, errlen, "%s: %s", base,
+			 errno == ENOTDIR || errno == ELOOP ? "a symbolic link or not a directory"
+							    : strerror(errno));
 		return -errno;
 	}
 	struct stat st;
-	if (fstat(v->ov_base, &st) == 0)
-		v->ov_dev = st.st_dev;
-	if (fstatat(v->ov_base, LAYER_MARK, &st, 0) < 0) {
+	if (fstat(v->ov_base, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(err, errlen, "%s: not a directory of moat's own user that only it may write",
+			 base);
+		return -EPERM;
+	}
+	v->ov_dev = st.st_dev;
+	if (fstatat(v->ov_base, LAYER_MARK, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* A persisted layer must be ours or empty: never adopt (and
 		 * later write into) a directory of the user's. */
 		int d = openat(v->ov_base, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -181,7 +190,8 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 				 base);
 			return -ENOTEMPTY;
 		}
-		int f = openat(v->ov_base, LAYER_MARK, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		int f = openat(v->ov_base, LAYER_MARK, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC,
+			       0644);
 		if (f < 0 || write(f, "moat layer 1\n", 13) != 13) {
 			snprintf(err, errlen, "%s: %s", base, strerror(errno));
 			if (f >= 0)
@@ -507,7 +517,7 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 		char vp[PATH_MAX * 2], sub[PATH_MAX];
 		path_join(sub, sizeof sub, rel, n);
 		snprintf(vp, sizeof vp, "%s/%s", m->vlen == 1 ? "" : m->vpath, sub);
-		if (vfs_is_hidden(vp))
+		if (vfs_is_hidden(v, vp))
 			continue; /* a secret never gets even a name here */
 		unsigned char t = de->d_type;
 		if (t == DT_UNKNOWN) {

@@ -83,6 +83,8 @@ struct vfs {
 	 * memory limit: mem_limit (0: none, then HELD_CAP_DEFAULT), less what
 	 * the sandbox's processes use now (mem_used, with creds_ctx). */
 	uint64_t mem_limit;
+	const char *etc_allow[16];   /* --etc NAME: more of the host's /etc shown */
+	int netc_allow;
 	uint64_t (*mem_used)(void *ctx);
 	bool tty_unheld;             /* fds 0-2 hold a terminal that is not
 				      * moat's controlling terminal: it may be
@@ -166,8 +168,11 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m);
 /* Forget the whole cache (vfs_teardown does). */
 void vfs_dcache_clear(void);
 
-/* Is `vpath` one of the host secrets the view hides (/etc/shadow...)? */
-bool vfs_is_hidden(const char *vpath);
+/* Is `vpath` a host name the view hides: a name of the host's /etc that
+ * its allowlist (walk.c) and --etc do not show, or a secret inside one
+ * that they do (/etc/ssl/private, ssh host keys)?  A user's mount there
+ * is never hidden. */
+bool vfs_is_hidden(const struct vfs *v, const char *vpath);
 /* A directory holding hidden names (/etc, /etc/ssh...) is listed from a
  * copy without them: an fd of that copy for open fd `dirfd` of virtual
  * directory `vpath`, or `dirfd` itself when nothing in it is hidden.

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,26 +54,137 @@ static const char *rel_of(const struct vfs_mount *m, const char *vpath)
 }
 
 /* Secrets of the host's /etc that the default view never shows. */
-bool vfs_is_hidden(const char *vpath)
+/* The default /etc is an allowlist (docs/filesystem.md "/etc"): the
+ * host's /etc holds its accounts (passwd-, group-, shadow), its identity
+ * (machine-id, mailname, fstab), its secrets (ssh host keys, sudoers,
+ * credentials in environment or apt's auth.conf) and its services'
+ * configuration, and a program needs little of it.  These top-level names
+ * are shown (fnmatch patterns), from traces of what the programs moat's
+ * users run open (python, pandas, matplotlib, pip, gcc, git, node, sqlite,
+ * perl, bash, coreutils, openssl, curl, apt); every other name of the
+ * host's is absent, as if the host had none. */
+static const char *const etc_allowed[] = {
+	/* the loader, the C library, locales, time */
+	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "locale.gen", "localtime",
+	"timezone", "xattr.conf",
+	/* names and the network, synthetic where they name the host */
+	"passwd", "group", "hostname", "hosts", "resolv.conf", "nsswitch.conf", "machine-id",
+	"host.conf", "gai.conf", "services", "protocols", "networks", "rpc", "ethertypes",
+	"bindresvport.blacklist", "mtab",
+	/* what the system is */
+	"os-release", "debian_version", "lsb-release",
+	/* certificates: /etc/ssl without private/ (below) */
+	"ssl", "ca-certificates", "ca-certificates.conf",
+	/* programs' own configuration, and where /usr's symlinks point */
+	"alternatives", "python3", "python3.*", "pip.conf", "java-*", "maven", "perl", "fonts",
+	"matplotlibrc", "mime.types", "mailcap", "magic", "magic.mime", "vim", "nanorc", "groff",
+	"manpath.config", "terminfo", "ImageMagick-*", "gdb", "R", "texmf", "ghostscript", "xdg",
+	"papersize", "emacs", "ssh",
+	/* shells */
+	"profile", "profile.d", "bash.bashrc", "bash_completion", "bash_completion.d", "inputrc",
+	"shells", "skel", "login.defs", "adduser.conf",
+	/* packages: apt and dpkg in the sandbox's own layer */
+	"apt", "dpkg",
+	NULL,
+};
+
+/* The length of the part of `vpath` that the view hides (/etc/NAME for a
+ * NAME the allowlist lacks, /etc/ssl/private...), 0 when none is. */
+/* The secrets: hidden by name, whether the host has them or not, so that
+ * no answer (ENOENT here, EACCES or EEXIST for a name the host lacks)
+ * tells which the host has. */
+static size_t secret_prefix(const char *vpath)
 {
-	static const char *const hidden[] = {
-		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-		"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
-		"/etc/ssl/private", NULL,
+	static const char *const secret[] = {
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-",
+		"/etc/group-", "/etc/sudoers", "/etc/sudoers.d", "/etc/security", "/etc/ssl/private",
+		"/etc/apt/auth.conf", "/etc/apt/auth.conf.d", NULL,
 	};
-	if (strncmp(vpath, "/etc/", 5) != 0)
-		return false;
-	for (const char *const *h = hidden; *h; h++) {
+	for (const char *const *h = secret; *h; h++) {
 		size_t n = strlen(*h);
 		if (strncmp(vpath, *h, n) == 0 && (vpath[n] == '\0' || vpath[n] == '/'))
+			return n;
+	}
+	/* ssh host keys, private and public: the host's identity. */
+	if (strncmp(vpath, "/etc/ssh/ssh_host_", 18) == 0)
+		return 18 + strcspn(vpath + 18, "/");
+	return 0;
+}
+
+/* The length of /etc/NAME when NAME is a top-level name the allowlist
+ * (and --etc) does not show; 0 otherwise. */
+static size_t unlisted_prefix(const struct vfs *v, const char *vpath)
+{
+	if (strncmp(vpath, "/etc/", 5) != 0 || !vpath[5])
+		return 0;
+	const char *name = vpath + 5;
+	size_t nl = strcspn(name, "/");
+	char top[NAME_MAX + 1];
+	if (nl > NAME_MAX)
+		return 5 + nl;
+	memcpy(top, name, nl);
+	top[nl] = '\0';
+	for (const char *const *a = etc_allowed; *a; a++)
+		if (fnmatch(*a, top, FNM_PERIOD) == 0)
+			return 0;
+	for (int i = 0; i < v->netc_allow; i++) /* --etc NAME */
+		if (fnmatch(v->etc_allow[i], top, FNM_PERIOD) == 0)
+			return 0;
+	return 5 + nl;
+}
+
+static size_t hidden_prefix(const struct vfs *v, const char *vpath)
+{
+	size_t n = secret_prefix(vpath);
+	return n ? n : unlisted_prefix(v, vpath);
+}
+
+/* Does a mount of the user's stand at `pre` or below it, or hold it? */
+static bool user_mount_at(const struct vfs *v, const char *pre, size_t n)
+{
+	for (int i = 0; i < v->nmnt; i++) {
+		const char *mv = v->mnt[i].vpath;
+		size_t ml = strlen(mv);
+		if (strncmp(mv, pre, n) == 0 && (mv[n] == '\0' || mv[n] == '/'))
+			return true;
+		if (ml > 5 && strncmp(mv, "/etc/", 5) == 0 && ml <= n && strncmp(pre, mv, ml) == 0 &&
+		    (pre[ml] == '\0' || pre[ml] == '/'))
 			return true;
 	}
-	/* ssh host private keys; the .pub halves are public. */
-	if (strncmp(vpath, "/etc/ssh/ssh_host_", 18) == 0) {
-		size_t n = strlen(vpath);
-		return !(n > 4 && strcmp(vpath + n - 4, ".pub") == 0);
-	}
 	return false;
+}
+
+bool vfs_is_hidden(const struct vfs *v, const char *vpath)
+{
+	size_t n = hidden_prefix(v, vpath);
+	return n && !user_mount_at(v, vpath, n);
+}
+
+/* Hidden here, in a walk: hidden, unless what stands at the hidden name
+ * is the sandbox's own file in /etc's upper layer (copy-up never brings a
+ * hidden name there, so a name found in the upper layer was made by the
+ * sandbox: sed -i's temporary file, a package's new configuration). */
+static bool hidden_here(struct vfs *v, const char *vpath)
+{
+	size_t n = hidden_prefix(v, vpath);
+	if (!n || user_mount_at(v, vpath, n))
+		return false;
+	struct vfs_mount *m = vfs_mount_of(v, "/etc");
+	if (m->kind != MNT_OVERLAY || strcmp(m->vpath, "/etc") != 0 || m->root_fd < 0)
+		return true;
+	bool upper = m->upper_fd >= 0 && ov_root_upper(m);
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof rel, "%.*s", (int)(n - 5), vpath + 5);
+	struct stat st;
+	/* A name the host has no file of (and no secret's) is nobody's: the
+	 * sandbox may make it (sed -i's temporary file, a package's new
+	 * file).  That the answers then differ from a host name's tells
+	 * which top-level names the host's /etc has (which software it
+	 * keeps configuration for), never whether a secret is there. */
+	if (!secret_prefix(vpath) && fstatat(m->root_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT)
+		return false;
+	return !upper || fstatat(m->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0;
 }
 
 void vfs_path_release(struct vfs_path *p)
@@ -283,7 +395,7 @@ static bool follow_last(int flags, bool trailing_slash)
 static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path *out)
 {
 	struct vfs_mount *m = vfs_mount_of(v, full);
-	if (m->kind == MNT_PROC || vfs_is_hidden(full))
+	if (m->kind == MNT_PROC || hidden_here(v, full))
 		return 1;
 	snprintf(out->vpath, sizeof out->vpath, "%s", full);
 	const char *rel = rel_of(m, full);
@@ -441,7 +553,7 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		if ((size_t)snprintf(next, sizeof next, "%s/%s", cur, comp) >= sizeof next)
 			return -ENAMETOOLONG;
 		vfs_path_release(out);
-		if (vfs_is_hidden(next)) {
+		if (hidden_here(v, next)) {
 			out->outside = true;
 			snprintf(out->vpath, sizeof out->vpath, "%s", next);
 			return -ENOENT;

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/json.h"
 
@@ -330,9 +333,20 @@ int net_policy_add(struct net *n, const char *arg, char *err, size_t errlen)
 
 int net_policy_load(struct net *n, const char *file, char *err, size_t errlen)
 {
-	FILE *f = fopen(file, "re");
+	/* Never waited on (a FIFO left where the file was) and only a
+	 * regular file. */
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		snprintf(err, errlen, "--net-policy %s: not a regular file", file);
+		return -1;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	if (!f) {
 		snprintf(err, errlen, "--net-policy %s: %s", file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	char line[512];

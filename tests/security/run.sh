@@ -48,6 +48,38 @@
 # marker in their argv, in this attempt's pid namespace).  The PASS line
 # shows how long the moat run took.
 #
+# Moat-side attempts (side=moat: esc_report_symlink and esc_report_files,
+# esc_audit_erase and esc_audit_flood, esc_loop_*, esc_out_bytes, and the
+# entries that reuse them) attack what moat itself does with the run rather than
+# the host through the sandbox: the files it writes as root (--report,
+# --audit-log) in places the sandbox can change, its single event loop,
+# what it spends on the sandbox's behalf, and the bytes it writes for a
+# reader.  Natively there is no moat, so, as for a liveness check, the
+# runner passes --native and the attempt only plants what it would plant
+# (or runs its workload) as a check of itself, answering UNSUPPORTED.
+# Under moat the attempt's own final line does not count (a refused
+# configuration never runs it; a frozen or killed run never lets it
+# finish), except that ESCAPED always fails.  The run is judged on the
+# host instead, by the entry's:
+#   state   host state compared before/after the moat run (as above);
+#   judge   a function run after the moat run, with RC (moat's exit code),
+#           took (its wall time), out, err, log (its audit log) at hand:
+#           it prints why the attempt got out, or nothing when it held;
+#   wall    moat must have exited within this many seconds (the runner's
+#           clock, from just before it starts moat: the PASS line shows
+#           it); a moat still running at `timeout` (default LIVE_TIMEOUT,
+#           or ESC_SIDE_TIMEOUT) is killed, and the attempt fails as frozen;
+#   mexit   a regex moat's exit code must match (125: refused at start).
+# Two helpers any entry may use, in both runs: sigterm=T sends SIGTERM to
+# moat T seconds into its run and again half a second later (the first is
+# forwarded to the program, the second ends the sandbox: either must end
+# the run); poke=FUNC runs FUNC (in the background) once the attempt has
+# written a line "# ready" to stderr: the host's part of the attempt (open
+# a file the sandbox watches, try a lock it holds, count the host's ptys
+# while it holds them).  alog=PATH makes PATH the moat run's audit log (a
+# fixture: a symlink, a file in a --bind directory, a FIFO); prog=P runs
+# esc_P (an entry that is another way of an attempt, listed in REUSED).
+#
 # The uid-0 pass (ESC_UID0=1) adds `--uid 0 --gid 0` to every moat run
 # (an attempt whose table entry has its own --uid keeps it), and makes the
 # sandbox uid of fixtures 0.  With the default sandbox uid 65534, host file
@@ -98,6 +130,10 @@ for f in "$ROOT"/tests/security/esc_*.c; do
 	f=${f##*/esc_}
 	ALL+=("${f%.c}")
 done
+# Entries that run another attempt's program (prog=) in another way.
+REUSED=(report_dangling report_fifo report_parent audit_bind_forge audit_persist audit_symlink
+	loop_fifo_term loop_audit_pipe pid_clock)
+ALL+=("${REUSED[@]}")
 
 # ---------------------------------------------------------------------------
 # Inside the pid namespace: one attempt, native then moat.  Runs as pid 1, so
@@ -105,9 +141,12 @@ done
 # from this shell directly (no subshells, no pipes around them): anything else
 # in the namespace is fair game for a native kill(-1).
 
-# run_limited OUT ERR CMD...: run CMD with a watchdog; sets RC.
+# run_limited OUT ERR CMD...: run CMD with a watchdog; sets RC.  With
+# RL_SIGTERM=T, SIGTERM goes to CMD (moat: env and setpriv exec it) at T
+# seconds and again at T+0.5; with RL_POKE=FUNC, FUNC runs once ERR holds
+# a line "# ready" (at most 10 s after the start).
 run_limited() {
-	local out=$1 err=$2 pid wd
+	local out=$1 err=$2 pid wd helpers=()
 	shift 2
 	rm -f "$out.timeout"
 	"$@" >"$out" 2>"$err" <"${stdin_file:-/dev/null}" &
@@ -115,9 +154,24 @@ run_limited() {
 	(sleep "$TIMEOUT"; kill -KILL "$pid" && : >"$out.timeout") >/dev/null 2>&1 &
 	wd=$!
 	disown "$wd"
+	if [[ -n ${RL_SIGTERM:-} ]]; then
+		(sleep "$RL_SIGTERM"; kill -TERM "$pid"; sleep 0.5; kill -TERM "$pid") >/dev/null 2>&1 &
+		helpers+=("$!")
+		disown "$!"
+	fi
+	if [[ -n ${RL_POKE:-} ]]; then
+		(for ((i = 0; i < 200; i++)); do
+			grep -q '^# ready' "$err" 2>/dev/null && { "$RL_POKE"; break; }
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done) >"$out.poke" 2>&1 &
+		helpers+=("$!")
+		disown "$!"
+	fi
 	wait "$pid" 2>/dev/null
 	RC=$?
 	kill -KILL "$wd" 2>/dev/null
+	((${#helpers[@]})) && kill -KILL "${helpers[@]}" 2>/dev/null
 	[[ -e $out.timeout ]] && RC="$RC, killed after ${TIMEOUT}s"
 }
 
@@ -466,6 +520,308 @@ ovl_state() {
 	done
 }
 
+# report_fixture: for the report_* attempts, $WORK/report/b (bound at /b)
+# and nb (the native run's), each of the sandbox's uid with a subdirectory
+# sub/, and the victim $WORK/report/victim: root's, 0700, holding file
+# (root's, 0600).  Remade before each run.  report_state: the victim tree.
+report_fixture() {
+	local d=$WORK/report
+	rm -rf "$d"
+	mkdir -p "$d/b/sub" "$d/nb/sub" "$d/victim" && printf 'victim %s\n' "$TOKEN" >"$d/victim/file" &&
+		chown -R "$SBX_UID:$SBX_UID" "$d/b" "$d/nb" && chmod 0755 "$d" "$d/b" "$d/nb" "$d/b/sub" "$d/nb/sub" &&
+		chown 0:0 "$d/victim" "$d/victim/file" && chmod 0700 "$d/victim" && chmod 0600 "$d/victim/file" || return
+	FIXTURE_FILES+=("$d")
+}
+report_state() { tree_state "$WORK/report/victim"; }
+
+# alog_fixture: for the audit_* attempts: $WORK/alog/b (bound at /b) with
+# sub/, and nb (the native run's) with sub/ and root's empty 0600 logs, as
+# moat would make them; all else of the sandbox's uid.  alias -> b: another
+# spelling of the bind's path.  victim/file (0600) and link -> victim/file:
+# audit_symlink's log, as an earlier run could have planted it.  src (an
+# --overlay source) and, for audit_persist, p: its --persist directory,
+# made a moat layer holding an upper /ov by one run of moat beforehand.
+alog_fixture() {
+	local d=$WORK/alog
+	rm -rf "$d"
+	mkdir -p "$d/b/sub" "$d/nb/sub" "$d/src" "$d/victim" && chown -R "$SBX_UID:$SBX_UID" "$d/b" "$d/nb" "$d/src" &&
+		chmod 0755 "$d" "$d/b" "$d/b/sub" "$d/nb" "$d/nb/sub" "$d/src" && ln -s b "$d/alias" &&
+		install -m 0600 /dev/null "$d/nb/audit.jsonl" && install -m 0600 /dev/null "$d/nb/sub/audit.jsonl" &&
+		printf 'victim %s\n' "$TOKEN" >"$d/victim/file" && chmod 0600 "$d/victim/file" && chmod 0700 "$d/victim" &&
+		ln -s "$d/victim/file" "$d/link" || return
+	FIXTURE_FILES+=("$d")
+	if [[ $name == audit_persist ]]; then
+		"$MOAT" run --uid "$SBX_UID" --gid "$SBX_UID" --persist "$d/p" --overlay "$d/src" /ov -- /bin/touch /ov/x \
+			</dev/null >/dev/null 2>&1 && [[ -d $d/p/o+ov ]] || return
+	fi
+}
+alog_state() { tree_state "$WORK/alog/victim"; }
+# alog_judge: the log must still hold the record of the attempt's first
+# denial -- or moat refused the run (125, one line, the attempt never ran).
+alog_judge() {
+	if [[ $RC == 125 ]] && ! grep -qE '^(HELD|ESCAPED|UNSUPPORTED|USAGE):' "$out"; then
+		(($(wc -l <"$err") == 1)) || echo "moat refused the run (125) but said $(wc -l <"$err") lines: $(head -c 300 "$err")"
+		return
+	fi
+	grep -q "moat-esc-alog-$TOKEN" "$log" 2>/dev/null && return
+	if [[ -e $log ]]; then
+		echo "the sandbox erased its own audit record: $log ($(wc -l <"$log") lines) no longer holds its denied open; it begins: $(head -c 200 "$log")"
+	else
+		echo "the sandbox erased its own audit log: $log is gone"
+	fi
+}
+
+# flood_judge: audit_flood's log must stay under 64 MiB.
+flood_judge() {
+	local size
+	size=$(stat -c %s "$log" 2>/dev/null) || return
+	((size > 64 * 1024 * 1024)) &&
+		echo "the audit log grew to $((size / 1048576)) MiB ($(wc -l <"$log") records) in ${took}s of denials: no cap"
+}
+# pipe_fixture: loop_audit_pipe's log, a FIFO that this shell holds open
+# (read and write) but never reads, until the attempt's namespace ends.
+pipe_fixture() {
+	local d=$WORK/alog_pipe
+	exec 9>&-
+	rm -rf "$d"
+	mkdir -p "$d" && mkfifo -m 0600 "$d/fifo" || return
+	FIXTURE_FILES+=("$d")
+	exec 9<>"$d/fifo"
+}
+
+# ptmx_fixture: ptmx_pool's directory (bound read-only at /r): nr-before,
+# the host's kernel.pty.nr now ("noroom" when fewer than 800 are free to a
+# devpts instance that is not the initial one); ptmx_poke writes the count
+# again, as nr-during, while the attempt holds its ptys.
+ptmx_fixture() {
+	local d=$WORK/ptmx nr max
+	rm -rf "$d"
+	mkdir -p "$d" && chmod 0755 "$d" || return
+	FIXTURE_FILES+=("$d")
+	nr=$(cat /proc/sys/kernel/pty/nr) && max=$(cat /proc/sys/kernel/pty/max) || return
+	if ((max - 1024 - nr < 800)); then echo noroom >"$d/nr-before"; else echo "$nr" >"$d/nr-before"; fi
+	chmod 0644 "$d/nr-before"
+}
+ptmx_poke() {
+	local d=$WORK/ptmx
+	cat /proc/sys/kernel/pty/nr >"$d/.nr" && chmod 0644 "$d/.nr" && mv "$d/.nr" "$d/nr-during"
+}
+
+# ino_fixture: for inotify_host, three host directories the sandbox sees
+# read-only, each holding ino-TOKEN: $WORK/inotify/ro (--ro-bind at /r),
+# $WORK/inotify/ov (--overlay at /ov), and /usr/share/moat-esc-ino, through
+# an overlay on /usr in this namespace only (usr_overlay_fixture).  ino_poke:
+# the host opens, reads and touches each ino-TOKEN.
+usr_overlay_fixture() {
+	local d=$WORK/usrovl prop
+	[[ -d $d/usr.upper ]] && return
+	prop=$(findmnt -no PROPAGATION --target /usr 2>/dev/null)
+	[[ $prop == private ]] || { echo "usr_overlay_fixture: /usr is not a private mount here ($prop)"; return 1; }
+	mkdir -p "$d/usr.upper" "$d/usr.work" && chmod 0755 "$d" || return
+	FIXTURE_FILES+=("$d")
+	mount -t overlay moat-esc-usr -o "lowerdir=/usr,upperdir=$d/usr.upper,workdir=$d/usr.work" /usr || return
+	FIXTURE_MOUNTS+=(/usr)
+}
+ino_fixture() {
+	local d=$WORK/inotify f
+	usr_overlay_fixture || return
+	rm -rf "$d" /usr/share/moat-esc-ino
+	mkdir -p "$d" && chmod 0755 "$d" || return
+	FIXTURE_FILES+=("$d")
+	for f in "$d/ro" "$d/ov" /usr/share/moat-esc-ino; do
+		mkdir -p "$f" && printf 'host\n' >"$f/ino-$TOKEN" && chmod 0755 "$f" && chmod 0644 "$f/ino-$TOKEN" || return
+	done
+}
+ino_poke() {
+	local f
+	sleep 0.2
+	for f in "$WORK/inotify/ro" "$WORK/inotify/ov" /usr/share/moat-esc-ino; do
+		cat "$f/ino-$TOKEN" >/dev/null
+		touch "$f/ino-$TOKEN"
+	done
+}
+
+# lock_fixture: for lock_host: $WORK/locks/ro (--ro-bind at /r) holding
+# flock.f, posix.f, ofd.f and held.f, and /usr/share/moat-esc-lock/flock.f
+# (through usr_overlay_fixture's /usr), all 0644; and a host process, LOCK_HOLDER,
+# holding a POSIX write lock on held.f until the fixtures go (made once,
+# from the table: its pid is an argument).  lock_poke:
+# from the host, each lock the attempt took is tried without waiting (an
+# exclusive lock of the same kind on a read-write fd): "locked" or "free"
+# in NAME.result beside it.
+lock_fixture() {
+	local d=$WORK/locks u=/usr/share/moat-esc-lock f i
+	usr_overlay_fixture || return
+	rm -rf "$d" "$u"
+	mkdir -p "$d/ro" "$u" && chmod 0755 "$d" "$d/ro" "$u" || return
+	FIXTURE_FILES+=("$d")
+	for f in "$d/ro/flock.f" "$d/ro/posix.f" "$d/ro/ofd.f" "$d/ro/held.f" "$u/flock.f"; do
+		printf 'lock\n' >"$f" && chmod 0644 "$f" || return
+	done
+	python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").write("ok")
+time.sleep(120)' "$d/ro/held.f" "$d/holder.ready" </dev/null >/dev/null 2>&1 &
+	LOCK_HOLDER=$!
+	FIXTURE_PIDS+=("$!")
+	disown "$!"
+	for ((i = 0; i < 100; i++)); do [[ -s $d/holder.ready ]] && return; sleep 0.05; done
+	return 1
+}
+# lock_reset: before each run, the runner's answers of the last one go.
+lock_reset() { rm -f "$WORK"/locks/ro/*.result /usr/share/moat-esc-lock/*.result; }
+lock_poke() {
+	sleep 0.1
+	python3 -c 'import fcntl, os, struct, sys
+for path, kind in ((sys.argv[1] + "/flock.f", "flock"), (sys.argv[1] + "/posix.f", "posix"),
+                   (sys.argv[1] + "/ofd.f", "ofd"), (sys.argv[2] + "/flock.f", "flock")):
+    fd = os.open(path, os.O_RDWR)
+    try:
+        if kind == "flock":
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        elif kind == "posix":
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hh4xqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+        r = "free"
+    except OSError:
+        r = "locked"
+    os.close(fd)
+    res = path[:-2] + ".result"
+    with open(res + ".tmp", "w") as f:
+        f.write(r + "\n")
+    os.chmod(res + ".tmp", 0o644)
+    os.rename(res + ".tmp", res)' "$WORK/locks/ro" /usr/share/moat-esc-lock
+}
+
+# etc_host_fixture: an overlay on /etc (this namespace only, as
+# etc_fixture) that gives each of ETC_HOST_FILES the token as content, the
+# owner root and mode 0644 (machine-id 0444), as a host has them.
+ETC_HOST_FILES=(passwd- group- machine-id fstab environment subuid subgid mailname)
+etc_host_fixture() {
+	local d=$WORK/etc_host f prop
+	[[ -d $d/upper ]] && return
+	prop=$(findmnt -no PROPAGATION --target /etc 2>/dev/null)
+	[[ $prop == private ]] || { echo "etc_host_fixture: /etc is not a private mount here ($prop)"; return 1; }
+	mkdir -p "$d/upper" "$d/work" || return
+	FIXTURE_FILES+=("$d")
+	for f in "${ETC_HOST_FILES[@]}"; do
+		printf '%s\n' "$TOKEN" >"$d/upper/$f" && chmod 0644 "$d/upper/$f" || return
+	done
+	chmod 0444 "$d/upper/machine-id" || return
+	mount -t overlay moat-esc-etc-host -o "lowerdir=/etc,upperdir=$d/upper,workdir=$d/work" /etc || return
+	FIXTURE_MOUNTS+=(/etc)
+}
+
+# bytes_fixture: out_bytes's directories, b (--bind at /b) and nb (the
+# native run's), of the sandbox's uid; its report is $WORK/out_bytes.report.json.
+bytes_fixture() {
+	local d=$WORK/out_bytes
+	rm -rf "$d" "$WORK/out_bytes.report.json"
+	mkdir -p "$d/b" "$d/nb" && chown "$SBX_UID:$SBX_UID" "$d/b" "$d/nb" && chmod 0755 "$d" "$d/b" "$d/nb" || return
+	FIXTURE_FILES+=("$d" "$WORK/out_bytes.report.json")
+}
+# bytes_judge: every line of the audit log, the report and the --json
+# output (moat's stdout) strict UTF-8 and JSON, with no raw C1 control,
+# ESC, U+2028/9 or bidirectional control; and each holds what the attempt
+# put there (its denied open, its files, its stdout), so that leaving them
+# out does not pass.
+bytes_judge() {
+	python3 - "$log" "$WORK/out_bytes.report.json" "$out" "$TOKEN" <<'PY'
+import json, re, sys
+ctl = re.compile("[\u0080-\u009f\u001b\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+problems, objs = [], {}
+for path, what in zip(sys.argv[1:4], ("audit log", "report", "--json output")):
+    try:
+        data = open(path, "rb").read()
+    except OSError as e:
+        problems.append(f"{what}: {e.strerror}")
+        continue
+    objs[what] = []
+    for no, line in enumerate(data.split(b"\n"), 1):
+        if not line:
+            continue
+        try:
+            s = line.decode("utf-8", "strict")
+        except UnicodeDecodeError as e:
+            problems.append(f"{what} line {no}: not UTF-8 ({e.reason}: {line[max(0, e.start - 24):e.start + 6]!r})")
+            continue
+        m = ctl.search(s)
+        if m:
+            problems.append(f"{what} line {no}: a raw U+{ord(m.group()):04X} ({s[max(0, m.start() - 24):m.start()]!r}...)")
+            continue
+        try:
+            objs[what].append(json.loads(s))
+        except ValueError as e:
+            problems.append(f"{what} line {no}: not JSON ({e})")
+tok = sys.argv[4]
+if "audit log" in objs and not any(tok in json.dumps(o) for o in objs["audit log"]) and not any(
+        "audit log line" in p for p in problems):
+    problems.append("the audit log has no record of the denied open")
+rep = [o for o in objs.get("report", []) if isinstance(o, dict)]
+if rep and len([f for f in rep[-1].get("files", []) if "/f-" in f.get("path", "")]) < 10:
+    problems.append("the report lists fewer than the 10 files made")
+js = [o for o in objs.get("--json output", []) if isinstance(o, dict)]
+if js and "# stdout" not in js[-1].get("stdout", ""):
+    problems.append("--json's stdout lacks the program's output")
+if problems:
+    print("; ".join(problems[:6]) + (f" (and {len(problems) - 6} more)" if len(problems) > 6 else ""))
+PY
+}
+
+# rfiles_fixture: report_files's directories, b (--bind at /b) and nb (the
+# native run's), of the sandbox's uid; its report is
+# $WORK/report_files.report.json.  files_judge: every file the attempt
+# made ("# made NAME" on its stdout) is in the report's `files`, unless
+# the report says its list is incomplete.
+rfiles_fixture() {
+	local d=$WORK/report_files
+	rm -rf "$d" "$d.report.json"
+	mkdir -p "$d/b" "$d/nb" && chown "$SBX_UID:$SBX_UID" "$d/b" "$d/nb" && chmod 0755 "$d" "$d/b" "$d/nb" || return
+	FIXTURE_FILES+=("$d" "$d.report.json")
+}
+files_judge() {
+	python3 - "$WORK/report_files.report.json" "$out" <<'PY'
+import json, sys
+made = [l.split()[2] for l in open(sys.argv[2], errors="replace") if l.startswith("# made ")]
+try:
+    rep = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "replace").strip().splitlines()[-1])
+except Exception as e:
+    print(f"no report to read ({e})")
+    sys.exit()
+names = [f.get("path", "").rsplit("/", 1)[-1] for f in rep.get("files", [])]
+flag = rep.get("files-truncated") or rep.get("files-omitted") or rep.get("dirs-not-walked")
+missing = [m for m in made if m not in names]
+if not made:
+    print("the attempt made no files")
+elif missing and not flag:
+    print(f"the report leaves out {len(missing)} of the {len(made)} files the sandbox wrote, and says nothing of it: "
+          + ", ".join(missing))
+PY
+}
+
+# aio_fixture: aio_pool's directory (bound read-only at /r): max (the
+# host's fs.aio-max-nr), nr-before (fs.aio-nr now; "noroom" when half the
+# pool is in use) and AIO_WANT (a quarter of the pool: the attempt's
+# bound); aio_poke writes fs.aio-nr again, as nr-during, while the attempt
+# holds its contexts.
+aio_fixture() {
+	local d=$WORK/aio nr max
+	rm -rf "$d"
+	mkdir -p "$d" && chmod 0755 "$d" || return
+	FIXTURE_FILES+=("$d")
+	nr=$(cat /proc/sys/fs/aio-nr) && max=$(cat /proc/sys/fs/aio-max-nr) || return
+	echo "$max" >"$d/max"
+	if ((nr > max / 2)); then echo noroom >"$d/nr-before"; else echo "$nr" >"$d/nr-before"; fi
+	chmod 0644 "$d/max" "$d/nr-before"
+	AIO_WANT=$((max / 4 + 4096))
+}
+aio_poke() {
+	local d=$WORK/aio
+	cat /proc/sys/fs/aio-nr >"$d/.nr" && chmod 0644 "$d/.nr" && mv "$d/.nr" "$d/nr-during"
+}
+
 # late_leftover: the processes of late_children (by the marker in their
 # argv) still there once moat has exited, zombies aside: "PID(STATE) ...".
 late_leftover() {
@@ -495,6 +851,8 @@ one_attempt() {
 	local args=() runner=run_limited out=$WORK/$1.out err=$WORK/$1.err log=$WORK/$1.audit.jsonl
 	local native moat v skipped=0 gate=0 audit=1 mcwd=0 margs_set=0 dir c o own_uid nuid="" fixture="" state=""
 	local hostbefore hostafter live=0 leftover="" left stdin_file=/dev/null t0 took timeout=$TIMEOUT mpid=0
+	# side=moat, judge, wall, mexit, alog, poke, sigterm, prog: see the top.
+	local side="" judge="" wall="" mexit="" alog="" poke="" sigterm="" prog=$1 why_j
 	# margs: the attempt's arguments under moat (when its view names things
 	# differently); mopts: moat options of this attempt; audit=0: held by an
 	# emulated error, no record expected; mcwd=1: run moat from $NCWD too;
@@ -776,7 +1134,8 @@ one_attempt() {
 		fixture=ovl_fixture state=ovl_state nuid=$SBX_UID audit=0
 		args=(/etc/moat-esc-canary /usr/share/moat-esc-canary /etc/moat-esc-ovl-canary)
 		margs=(/etc/moat-esc-canary /usr/share/moat-esc-canary /ov) margs_set=1
-		mopts=(--overlay /etc/moat-esc-ovl-canary /ov) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
+		# --etc: the default /etc is an allowlist; the canary is shown.
+		mopts=(--overlay /etc/moat-esc-ovl-canary /ov --etc moat-esc-canary) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
 		;;
 	# Files and directories the sandbox may not read (by ACL, by mode) in a
 	# directory of its own shown with --overlay (ovl_cp_fixture).  Natively
@@ -806,7 +1165,7 @@ one_attempt() {
 		c=/etc/moat-esc-ovl-canary
 		args=(/etc/moat-esc-canary/fdfile /etc/moat-esc-canary/fddir "$c/fdfile" "$c/fddir")
 		margs=(/etc/moat-esc-canary/fdfile /etc/moat-esc-canary/fddir /ov/fdfile /ov/fddir) margs_set=1
-		mopts=(--overlay "$c" /ov) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
+		mopts=(--overlay "$c" /ov --etc moat-esc-canary) menv=(MOAT_SCRATCH=/etc/moat-esc-scratch)
 		;;
 	# Liveness checks (live=1, see the top): a FIFO open waiting for its
 	# peer; connects racing O_NONBLOCK against a full listener; children
@@ -827,6 +1186,147 @@ one_attempt() {
 	proc_leak)
 		args=("$(hexs "$(uname -n)")" "$(hexs "$ROOT")") mpid=1
 		re='open|openat|openat2|stat|lstat|newfstatat|statx' rule='fs.outside-view'
+		;;
+	# Moat-side (side=moat, see the top): the report, written by moat as
+	# root into a --bind directory, after the sandbox replaced its name by
+	# a symlink to a root-only host file (symlink), a dangling one into a
+	# root-only host directory (dangling), a FIFO (fifo), or its parent by
+	# a symlink to that directory (parent).  Held: the victim unchanged
+	# (report_state) and moat gone within 3 s (the FIFO).
+	report_symlink | report_dangling | report_fifo | report_parent)
+		local w=${name#report_} d=$WORK/report t f
+		fixture=report_fixture state=report_state side=moat nuid=$SBX_UID prog=report_symlink wall=3
+		t=$d/victim/file f=$d/b/report.json
+		[[ $w == dangling ]] && t=$d/victim/new-$TOKEN
+		[[ $w == parent ]] && t=$d/victim f=$d/b/sub/report.json
+		args=(--native "$w" "$d/nb" "$t") margs=("$w" /b "$t") margs_set=1
+		mopts=(--bind "$d/b" /b --report "$f")
+		;;
+	# Moat-side: the audit log where the sandbox can reach it.  In a --bind
+	# directory, named through a symlink to it (audit_erase: unlinked) or
+	# directly (audit_bind_forge: a forged log renamed over it); in the
+	# --persist copy of an --overlay's upper layer (audit_persist:
+	# unlinked).  Held: the log still holds the attempt's denial, or moat
+	# refused the configuration (125, one line; alog_judge).  And a log
+	# whose name is a symlink to a root-only host file (audit_symlink):
+	# held when the file is unchanged (alog_state).
+	audit_erase | audit_bind_forge | audit_persist | audit_symlink)
+		local d=$WORK/alog
+		fixture=alog_fixture side=moat nuid=$SBX_UID prog=audit_erase judge=alog_judge margs_set=1
+		case $name in
+		audit_erase)
+			args=(--native unlink "$d/nb/sub/audit.jsonl") margs=(unlink /b/sub/audit.jsonl)
+			alog=$d/alias/sub/audit.jsonl mopts=(--bind "$d/b" /b)
+			;;
+		audit_bind_forge)
+			args=(--native forge "$d/nb/audit.jsonl") margs=(forge /b/audit.jsonl)
+			alog=$d/b/audit.jsonl mopts=(--bind "$d/b" /b)
+			;;
+		audit_persist)
+			args=(--native unlink "$d/nb/audit.jsonl") margs=(unlink /ov/audit.jsonl)
+			alog=$d/p/o+ov/audit.jsonl mopts=(--persist "$d/p" --overlay "$d/src" /ov)
+			;;
+		audit_symlink) args=(--native none -) margs=(none -) alog=$d/link judge="" state=alog_state ;;
+		esac
+		;;
+	# Moat-side: a FIFO reopened through its magic link (six spellings)
+	# waits for its peer; on moat's event loop it would stop everything.
+	# Each way must leave other processes served, and then moat must end
+	# the run within 3 s: at --wall-time-limit 2 (loop_fifo), or at a
+	# SIGTERM 1.5 s in (loop_fifo_term: the program dies of it).
+	loop_fifo | loop_fifo_term)
+		dir=$WORK/loop_fifo
+		mkdir -p "$dir" && chmod 0777 "$dir" || { echo "FAIL esc_$name: fixture"; return; }
+		FIXTURE_FILES+=("$dir")
+		side=moat prog=loop_fifo args=(--native "$dir") margs=(/tmp) margs_set=1 wall=3
+		if [[ $name == loop_fifo ]]; then mopts=(--wall-time-limit 2); else sigterm=1.5; fi
+		;;
+	# Moat-side: 2.5 s of denials, four processes, each open naming a new
+	# ~4 KiB path; the audit log must stay under 64 MiB (flood_judge).
+	audit_flood) side=moat args=(--native 0.3 1) margs=(2.5 4) margs_set=1 judge=flood_judge ;;
+	# Moat-side: the audit log is a FIFO with a reader that never reads
+	# (pipe_fixture); a second of denials fills it, then the attempt waits:
+	# --wall-time-limit 2 must still end the run within 3 s.
+	loop_audit_pipe)
+		fixture=pipe_fixture side=moat prog=audit_flood args=(--native 0.3 1) margs=(--hold 1 1) margs_set=1
+		alog=$WORK/alog_pipe/fifo mopts=(--wall-time-limit 2) wall=3
+		;;
+	# /proc files are moat's memfds, outside the sandbox's cgroup: held by
+	# the thousand under --memory-limit 32M they must not pass 32 MiB
+	# (ENOMEM past the budget, audited: limit.moat-memory).
+	proc_memfd) args=(33554432) mopts=(--memory-limit 32M) re='open|openat|openat2' rule='limit.moat-memory' ;;
+	# 300 ptys from /dev/ptmx, held while the runner (ptmx_poke) reads the
+	# host's kernel.pty.nr: it must not rise by more than 256 (a cap per
+	# sandbox).  Natively the same host ptys.  audit=0: whether a refused
+	# pty is a denial is the fix's choice.
+	ptmx_pool)
+		fixture=ptmx_fixture poke=ptmx_poke args=("$WORK/ptmx" 300) margs=(/r 300) margs_set=1
+		mopts=(--ro-bind "$WORK/ptmx" /r) audit=0
+		;;
+	# inotify watches on host directories seen read-only (--ro-bind, an
+	# --overlay's lower layer, /usr's): the runner (ino_poke) opens, reads
+	# and touches a file there; no event for it may reach the sandbox.
+	# audit=0: refusing the watch or hiding the host's events is the fix's
+	# choice.
+	inotify_host)
+		fixture=ino_fixture poke=ino_poke audit=0
+		args=("ino-$TOKEN" "$WORK/inotify/ro" "$WORK/inotify/ov" /usr/share/moat-esc-ino)
+		margs=("ino-$TOKEN" /r /ov /usr/share/moat-esc-ino) margs_set=1
+		mopts=(--ro-bind "$WORK/inotify/ro" /r --overlay "$WORK/inotify/ov" /ov)
+		;;
+	# Locks on host files seen read-only (--ro-bind at /r, /usr's lower
+	# layer): flock, POSIX and OFD locks the host must find free
+	# (lock_poke), and a host process's lock F_GETLK must not show.
+	# audit=0: private locks are not denials.
+	lock_host)
+		lock_fixture || { echo "FAIL esc_$name: fixture (lock_fixture)"; return; }
+		fixture=lock_reset poke=lock_poke audit=0
+		args=("$WORK/locks/ro" /usr/share/moat-esc-lock "$LOCK_HOLDER")
+		margs=(/r /usr/share/moat-esc-lock "$LOCK_HOLDER") margs_set=1
+		mopts=(--ro-bind "$WORK/locks/ro" /r)
+		;;
+	# Pid-taking calls that run in the kernel: capget (pid_host, audited
+	# like the other pid calls) and a CPU clock naming a pid (pid_clock:
+	# clock_gettime, clock_getres, timer_create; audit=0, a filter may
+	# answer EINVAL itself).  Of pid 1 (this shell) and moat (mpid=1).
+	pid_host) args=(--native capget 1) margs=(capget 1) margs_set=1 mpid=1 re='capget' ;;
+	pid_clock) prog=pid_host args=(--native clock 1) margs=(clock 1) margs_set=1 mpid=1 audit=0 ;;
+	# Host files /etc still shows (account backups, machine-id, fstab...),
+	# each staged with the token (etc_host_fixture).  audit=0: an allowlist
+	# answers ENOENT for what it does not list, whether or not it records.
+	etc_host)
+		etc_host_fixture || { echo "FAIL esc_$name: fixture: overlay on /etc"; return; }
+		args=("${ETC_HOST_FILES[@]/#//etc/}") audit=0
+		;;
+	# Moat-side: names and output with raw 0x9b, U+009B, ESC, U+202E and
+	# 0xff (comm, exe, a denied path, files in /b and /workspace, stdout)
+	# in the audit log, the report and --json (bytes_judge).
+	out_bytes)
+		fixture=bytes_fixture side=moat judge=bytes_judge
+		args=(--native "$WORK/out_bytes/nb") margs=(/b) margs_set=1
+		mopts=(--bind "$WORK/out_bytes/b" /b --report "$WORK/out_bytes.report.json" --json)
+		;;
+	# Moat-side: files the report's `files` must list or flag as left out:
+	# .moat-* names in /workspace, /tmp and a --bind, files 70 and 300
+	# directories deep, and one at the end of a ~4,070-byte path (files_judge).
+	report_files)
+		fixture=rfiles_fixture side=moat judge=files_judge
+		args=(--native "$WORK/report_files/nb") margs=(/b) margs_set=1
+		mopts=(--bind "$WORK/report_files/b" /b --report "$WORK/report_files.report.json")
+		;;
+	# Moat-side: 32 threads open /proc/self/smaps of ~65,000 mappings
+	# (each most of a second of moat's loop): --wall-time-limit 2 must
+	# still end the run within 3 s (the old moat: 3.3-3.8 s; a moat that
+	# ends on time takes ~2.1 s here).
+	loop_smaps) side=moat args=(--native 32) mopts=(--wall-time-limit 2) wall=3 ;;
+	# io_setup reserves events of the host's AIO pool (fs.aio-max-nr): held
+	# for a quarter of it and a little more (never half), the host's
+	# fs.aio-nr must not rise by a quarter (aio_poke).  audit=0: refused
+	# (audited as the table's) or capped is the fix's choice.
+	aio_pool)
+		aio_fixture || { echo "FAIL esc_$name: fixture (aio_fixture)"; return; }
+		fixture=aio_fixture poke=aio_poke args=("$WORK/aio" "$AIO_WANT") margs=(/r "$AIO_WANT") margs_set=1
+		mopts=(--ro-bind "$WORK/aio" /r) audit=0
 		;;
 	io_uring) args=("$SECRET") re='io_uring_setup|io_uring_enter|io_uring_register' ;;
 	# What moat names an i386/x32 call in its record is its own business:
@@ -865,6 +1365,7 @@ one_attempt() {
 		;;
 	*) echo "FAIL esc_$name: no entry in run.sh's table (args, audited syscalls)"; return ;;
 	esac
+	bin=$BIN/esc_$prog
 	[[ -x $bin ]] || { echo "FAIL esc_$name: $bin not built (make probes)"; return; }
 	((margs_set)) || margs=("${args[@]}")
 	if ((UID0)); then
@@ -874,17 +1375,18 @@ one_attempt() {
 	fi
 	[[ -n $nuid && $nuid != 0 ]] && nwrap=(setpriv --reuid="$nuid" --regid="$nuid" --clear-groups --)
 	((live)) && audit=0 timeout=$LIVE_TIMEOUT
+	[[ $side == moat ]] && audit=0 timeout=${ESC_SIDE_TIMEOUT:-$LIVE_TIMEOUT}
 
 	# 1. natively, from a scratch cwd beside the secret
 	[[ -z $fixture ]] || $fixture || { echo "FAIL esc_$name: fixture ($fixture)"; return; }
 	start_victims "$nvict" "$ngrp"
 	cd "$NCWD" || return
-	$runner "$out" "$err" "${nwrap[@]}" "$bin" "${args[@]}" "${VICTIMS[@]}"
+	RL_POKE=$poke $runner "$out" "$err" "${nwrap[@]}" "$bin" "${args[@]}" "${VICTIMS[@]}"
 	cd "$ROOT" || return
 	native=$(verdict "$out")
 	[[ $VERBOSE == 1 ]] && echo "  esc_$name native (exit $RC): $native"
-	if ((live)) && [[ $RC != 77 || $native != UNSUPPORTED:* ]]; then
-		echo "FAIL esc_$name: natively the liveness workload did not run as it should (exit $RC): ${native:-$(why "$out" "$err")}"
+	if ((live)) || [[ $side == moat ]] && [[ $RC != 77 || $native != UNSUPPORTED:* ]]; then
+		echo "FAIL esc_$name: natively the $([[ $side == moat ]] && echo moat-side || echo liveness) workload did not run as it should (exit $RC): ${native:-$(why "$out" "$err")}"
 		stop_victims
 		return
 	elif [[ $RC == 77 && $native == UNSUPPORTED:* ]]; then
@@ -915,7 +1417,11 @@ one_attempt() {
 	[[ -z $fixture ]] || $fixture || { echo "FAIL esc_$name: fixture ($fixture)"; return; }
 	[[ -z $state ]] || hostbefore=$($state 2>&1)
 	start_victims "$nvict" "$ngrp"
-	rm -f "$log"
+	if [[ -n $alog ]]; then
+		log=$alog # a fixture: left as it is
+	else
+		rm -f "$log"
+	fi
 	((mcwd)) && { cd "$NCWD" || return; }
 	t0=$EPOCHREALTIME
 	mcmd=(env "${menv[@]}" "$MOAT" run)
@@ -928,8 +1434,8 @@ one_attempt() {
 	fi
 	# exec keeps the pid: bash's $$ is moat's.
 	((mpid)) && mcmd=(env "${menv[@]}" bash -c 'exec "$0" run --setenv ESC_MOAT_PID "$$" "$@"' "$MOAT")
-	TIMEOUT=$timeout $runner "$out" "$err" "${mcmd[@]}" --ro-bind "$BIN" /t --audit-log "$log" \
-		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$name" "${margs[@]}" "${VICTIMS[@]}"
+	TIMEOUT=$timeout RL_POKE=$poke RL_SIGTERM=$sigterm $runner "$out" "$err" "${mcmd[@]}" --ro-bind "$BIN" /t --audit-log "$log" \
+		--setenv ESC_TOKEN "$TOKEN" "${mopts[@]}" -- /t/esc_"$prog" "${margs[@]}" "${VICTIMS[@]}"
 	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	cd "$ROOT" || return
 	moat=$(verdict "$out")
@@ -961,6 +1467,33 @@ one_attempt() {
 			echo "FAIL esc_$name: under moat processes outlived the run (exit $RC, ${took}s): $left"
 			return
 		fi
+	fi
+	if [[ $side == moat ]]; then
+		if [[ -e $out.timeout ]]; then
+			echo "FAIL esc_$name: moat did not exit within ${timeout}s: frozen (last line: ${moat:-$(why "$out" "$err")})"
+			return
+		fi
+		if [[ -n $wall ]] && awk -v t="$took" -v w="$wall" 'BEGIN { exit !(t > w) }'; then
+			echo "FAIL esc_$name: moat took ${took}s, more than ${wall}s (exit $RC; last line: ${moat:-$(why "$out" "$err")})"
+			return
+		fi
+		if grep -q '^ESCAPED:' "$out"; then
+			echo "FAIL esc_$name: ESCAPED under moat (exit $RC, ${took}s): $(grep -m1 '^ESCAPED:' "$out")"
+			return
+		fi
+		if [[ -n $judge ]]; then
+			why_j=$(RC=$RC took=$took out=$out err=$err log=$log $judge 2>&1)
+			if [[ -n $why_j ]]; then
+				echo "FAIL esc_$name: under moat (exit $RC, ${took}s): ${why_j:0:600}"
+				return
+			fi
+		fi
+		if [[ -n $mexit && ! $RC =~ ^($mexit)$ ]]; then
+			echo "FAIL esc_$name: moat exited $RC, not $mexit (last line: ${moat:-$(why "$out" "$err")})"
+			return
+		fi
+		echo "PASS esc_$name (moat-side: held on the host; moat exit $RC in ${took}s)"
+		return
 	fi
 	if grep -q '^ESCAPED:' "$out"; then
 		echo "FAIL esc_$name: ESCAPED under moat: $(grep -m1 '^ESCAPED:' "$out")"

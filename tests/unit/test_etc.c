@@ -176,6 +176,20 @@ START_TEST(test_nsswitch_files_only)
 }
 END_TEST
 
+/* machine-id: the sandbox's own, 32 hex digits and a newline as systemd
+ * writes it, and never the same twice (nothing links two runs). */
+START_TEST(test_machine_id)
+{
+	char a[64], b[64];
+	int n = etc_generate(&v, "machine-id", a, sizeof a);
+	ck_assert_int_eq(n, 33);
+	ck_assert_int_eq(a[32], '\n');
+	ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
+	ck_assert_int_eq(etc_generate(&v, "machine-id", b, sizeof b), 33);
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
 START_TEST(test_names_and_errors)
 {
 	view(65534, 65534, "");
@@ -183,7 +197,7 @@ START_TEST(test_names_and_errors)
 	v.etc_no_egress = true; /* pip.conf is empty otherwise */
 	for (; etc_files[k]; k++)
 		ck_assert_int_gt(etc_generate(&v, etc_files[k], buf, sizeof buf), 0);
-	ck_assert_int_eq(k, 7);
+	ck_assert_int_eq(k, 8);
 	v.etc_no_egress = false;
 	ck_assert_int_eq(etc_generate(&v, "pip.conf", buf, sizeof buf), 0);
 	ck_assert_int_eq(etc_generate(&v, "shadow", buf, sizeof buf), -ENOENT);
@@ -210,6 +224,7 @@ static Suite *etc_suite(void)
 	tcase_add_test(tc, test_no_nameserver);
 	tcase_add_test(tc, test_nsswitch_files_only);
 	tcase_add_test(tc, test_names_and_errors);
+	tcase_add_test(tc, test_machine_id);
 	suite_add_tcase(s, tc);
 	return s;
 }
