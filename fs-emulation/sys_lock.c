@@ -54,15 +54,22 @@ static struct verdict private_lock(void)
 	return v;
 }
 
+/* Is it moat's to answer (a read-only host file: true)?  Otherwise *v is
+ * the answer: the kernel's (CONTINUE), or EBADF. */
+static bool answered_here(struct call *c, int *acc, struct verdict *v)
+{
+	int r = host_readonly(c, (int)c->arg[0], acc);
+	*v = r < 0 ? v_error(-r) : v_continue();
+	return r == 1;
+}
+
 struct verdict sys_flock(struct call *c)
 {
 	int op = (int)c->arg[1];
 	int acc;
-	int r = host_readonly(c, (int)c->arg[0], &acc);
-	if (r < 0)
-		return v_error(-r);
-	if (r == 0)
-		return v_continue();
+	struct verdict v;
+	if (!answered_here(c, &acc, &v))
+		return v;
 	int kind = op & ~LOCK_NB;
 	if (kind != LOCK_SH && kind != LOCK_EX && kind != LOCK_UN)
 		return v_error(EINVAL);
@@ -73,11 +80,9 @@ struct verdict fs_fcntl_lock(struct call *c)
 {
 	int cmd = (int)c->arg[1];
 	int acc;
-	int r = host_readonly(c, (int)c->arg[0], &acc);
-	if (r < 0)
-		return v_error(-r);
-	if (r == 0)
-		return v_continue();
+	struct verdict v;
+	if (!answered_here(c, &acc, &v))
+		return v;
 	struct flock fl;
 	if (call_read(c, c->arg[2], &fl, sizeof fl) < 0)
 		return v_error(EFAULT);
@@ -118,12 +123,10 @@ struct verdict fs_fcntl_lock(struct call *c)
 struct verdict sys_fadvise64(struct call *c)
 {
 	int acc;
-	int r = host_readonly(c, (int)c->arg[0], &acc);
-	if (r < 0)
-		return v_error(-r);
-	if (r == 0)
-		return v_continue();
-	struct verdict v = v_value(0); /* advice: free to ignore */
+	struct verdict v;
+	if (!answered_here(c, &acc, &v))
+		return v;
+	v = v_value(0); /* advice: free to ignore */
 	v.rule = "fs.host-page-cache";
 	return v;
 }
@@ -131,9 +134,7 @@ struct verdict sys_fadvise64(struct call *c)
 struct verdict sys_rwf_nowait(struct call *c)
 {
 	int acc;
-	int r = host_readonly(c, (int)c->arg[0], &acc);
-	if (r < 0)
-		return v_error(-r);
+	struct verdict v;
 	/* As a file system without nowait reads answers. */
-	return r == 0 ? v_continue() : v_deny(EOPNOTSUPP, "fs.host-page-cache");
+	return answered_here(c, &acc, &v) ? v_deny(EOPNOTSUPP, "fs.host-page-cache") : v;
 }

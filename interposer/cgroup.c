@@ -275,9 +275,8 @@ static void remove_dirs(struct cgroups *cg)
 
 /* A signal that ends moat: the directories first, then the signal's own
  * end (SA_RESETHAND restored the default; it is delivered on return). */
-static void on_fatal(int sig)
+void cgroup_abandon(void)
 {
-	int e = errno;
 	struct cgroups *cg = registered;
 	if (cg && cg->owner == getpid()) {
 		registered = NULL;
@@ -288,8 +287,6 @@ static void on_fatal(int sig)
 		setfsgid(cg->self_gid);
 		remove_dirs(cg);
 	}
-	raise(sig);
-	errno = e;
 }
 
 bool cgroup_kill_async(void)
@@ -298,15 +295,14 @@ bool cgroup_kill_async(void)
 	return cg && cg->owner == getpid() && cg->kill_fd >= 0 && write(cg->kill_fd, "1", 1) == 1;
 }
 
-void cgroup_abandon(void)
+/* A signal that ends moat: the directories first, then the signal's own
+ * end (SA_RESETHAND restored the default; it is delivered on return). */
+static void on_fatal(int sig)
 {
-	struct cgroups *cg = registered;
-	if (cg && cg->owner == getpid()) {
-		registered = NULL;
-		setfsuid(cg->self_uid);
-		setfsgid(cg->self_gid);
-		remove_dirs(cg);
-	}
+	int e = errno;
+	cgroup_abandon();
+	raise(sig);
+	errno = e;
 }
 
 static void cleanup_at_exit(void)

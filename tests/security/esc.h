@@ -240,4 +240,31 @@ static inline void esc_udp_write_and_listen(int s, int wait_s)
 			 esc_errname(errno));
 }
 
+/* The first bytes of DIR/NAME (a file the runner or a helper writes), NUL
+ * terminated into buf: its length, or -1 when it is not (yet) there. */
+static inline ssize_t esc_read_small(const char *dir, const char *name, char *buf, size_t cap)
+{
+	char p[4096];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* DIR/NAME as a number: -1 when it is not there, -2 when it says "noroom"
+ * (a runner's way to say the host had no room for the attempt). */
+static inline long esc_read_num(const char *dir, const char *name)
+{
+	char buf[64];
+	if (esc_read_small(dir, name, buf, sizeof buf) < 0)
+		return -1;
+	return strncmp(buf, "noroom", 6) == 0 ? -2 : atol(buf);
+}
+
 #endif

@@ -22,27 +22,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-static long read_num(const char *dir, const char *name)
-{
-	char p[4096], buf[64];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strncmp(buf, "noroom", 6) == 0 ? -2 : atol(buf);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atol(argv[2]) <= 0 || atol(argv[2]) > 1L << 20)
 		esc_usage("esc_aio_pool DIR WANT");
 	const char *dir = argv[1];
-	long want = atol(argv[2]), before = read_num(dir, "nr-before"), max = read_num(dir, "max");
+	long want = atol(argv[2]), before = esc_read_num(dir, "nr-before"), max = esc_read_num(dir, "max");
 	if (before == -2)
 		esc_unsupported("the host's AIO pool is more than half in use: no room for this test");
 	if (before < 0 || max <= 0)
@@ -65,7 +50,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 100 && during < 0; i++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		during = read_num(dir, "nr-during");
+		during = esc_read_num(dir, "nr-during");
 	}
 	for (int i = 0; i < n; i++)
 		syscall(SYS_io_destroy, ctx[i]);

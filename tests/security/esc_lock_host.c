@@ -44,16 +44,10 @@ static int open_ro(const char *dir, const char *name)
 /* NAME.result in dir: 1 locked, 0 free, -1 not (yet) there */
 static int result(const char *dir, const char *name)
 {
-	char p[4096], buf[16];
-	snprintf(p, sizeof p, "%s/%s.result", dir, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char f[300], buf[16];
+	snprintf(f, sizeof f, "%s.result", name);
+	if (esc_read_small(dir, f, buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	return strncmp(buf, "locked", 6) == 0 ? 1 : strncmp(buf, "free", 4) == 0 ? 0 : -1;
 }
 

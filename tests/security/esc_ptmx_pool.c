@@ -21,30 +21,13 @@
 #include "esc.h"
 #include <time.h>
 
-static long read_num(const char *dir, const char *name)
-{
-	char p[4096], buf[64];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (strncmp(buf, "noroom", 6) == 0)
-		return -2;
-	return atol(buf);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atoi(argv[2]) <= 0 || atoi(argv[2]) > 300)
 		esc_usage("esc_ptmx_pool DIR N (N <= 300)");
 	const char *dir = argv[1];
 	int want = atoi(argv[2]);
-	long before = read_num(dir, "nr-before");
+	long before = esc_read_num(dir, "nr-before");
 	if (before == -2)
 		esc_unsupported("the host's pty pool has no room for this test (kernel.pty.nr near kernel.pty.max)");
 	if (before < 0)
@@ -63,7 +46,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 100 && during < 0; i++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		during = read_num(dir, "nr-during");
+		during = esc_read_num(dir, "nr-during");
 	}
 	for (int i = 0; i < got; i++)
 		close(fds[i]);
