@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,11 +62,20 @@ int outfile_open(struct outfile *o, const char *path, bool append, mode_t mode, 
 	else
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
 	snprintf(o->name, sizeof o->name, "%s", name);
-	/* The directory is the caller's own path: followed as a shell would. */
-	o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* No link on the way either: one left in a directory that a sandbox
+	 * of an earlier run could write (out/sub -> /etc/sudoers.d) would
+	 * have moat make its file, as root, wherever it points. */
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS };
+	o->dirfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
 	if (o->dirfd < 0) {
-		char what[PATH_MAX + 64];
-		snprintf(what, sizeof what, "its directory %s: %s", dir, strerror(errno));
+		char what[PATH_MAX + 200];
+		if (errno == ELOOP)
+			snprintf(what, sizeof what,
+				 "a symbolic link in the way to %s: moat follows none for its own output "
+				 "(name the directory without links: realpath %s)", dir, dir);
+		else
+			snprintf(what, sizeof what, "its directory %s: %s", dir, strerror(errno));
 		return fail(err, errlen, path, what);
 	}
 	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0);

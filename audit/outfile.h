@@ -4,7 +4,8 @@
  * report beside the outputs in a --bind directory) or where an earlier
  * run's sandbox could (a link left in a directory bound then).  So
  * (docs/security.md, class 1): the file is opened before the sandbox
- * starts, its last component never followed (O_NOFOLLOW), never waited on
+ * starts, through no symbolic link at all (RESOLVE_NO_SYMLINKS for its
+ * directory, O_NOFOLLOW for itself), never waited on
  * (O_NONBLOCK: a FIFO without a reader is refused, not waited for), and
  * only a regular file with no other name, a FIFO with a reader, a terminal
  * or another character device, or a socket is taken.  /dev/stdout,

@@ -24,6 +24,7 @@
 #include "audit/stack.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
+#include "interposer/watchdog.h"
 #include "net-stub/net.h"
 #include "syscall-table/filter.h"
 
@@ -101,6 +102,29 @@ static uint64_t mem_used_hook(void *ctx)
 	struct sandbox *sb = ctx;
 	uint64_t u = cgroup_memory_usage(&sb->cg);
 	return u ? u : sb->res.rss_kb * 1024;
+}
+
+/* The report of a run the watchdog ended (its loop stuck in one call):
+ * from the watchdog's thread, with the loop frozen, so no stdio and no
+ * allocation — a fixed line with status XX and the watchdog's own. */
+static struct outfile *last_report;
+static void report_last_words(const char *msg)
+{
+	struct outfile *o = last_report;
+	if (!o || o->fd < 0)
+		return;
+	char line[512];
+	size_t ml = strcspn(msg, "\n");
+	int n = snprintf(line, sizeof line,
+			 "{\"status\":\"XX\",\"message\":\"%.*s\",\"limit\":null,\"killed\":true,"
+			 "\"moat-exit\":125,\"version\":\"%s\"}\n",
+			 (int)(ml > 300 ? 300 : ml), msg, MOAT_VERSION);
+	if (n <= 0 || (size_t)n >= sizeof line)
+		return;
+	if (o->regular && ftruncate(o->fd, 0) < 0)
+		return;
+	ssize_t w = o->regular ? pwrite(o->fd, line, (size_t)n, 0) : write(o->fd, line, (size_t)n);
+	(void)w;
 }
 
 static int die(const char *fmt, const char *arg, const char *hint)
@@ -613,6 +637,10 @@ static int cmd_run(int argc, char **argv)
 			return die("--audit-log %s", oerr,
 				   "it could remove or rewrite its own record: put the log outside it");
 		}
+	}
+	if (report) {
+		last_report = &rep;
+		watchdog_last_words(report_last_words);
 	}
 	if (audit_log) {
 		sb.audit = audit_open(alog.fd, audit_level, &acaps);

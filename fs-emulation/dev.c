@@ -11,6 +11,7 @@
  * session of its own, so the terminal moat runs in is never reachable this
  * way. */
 #include "fs-emulation/vfs.h"
+#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -73,10 +74,10 @@ static int find_in(struct proc *p, void *arg)
 			f->fd = ioctl(copy, TIOCGPTPEER, f->flags | O_CLOEXEC);
 			if (f->fd < 0)
 				f->fd = -errno;
-			close(copy);
+			call_putfd(copy);
 			break;
 		}
-		close(copy);
+		call_putfd(copy);
 	}
 	closedir(d);
 	return f->fd != -ENOENT;
@@ -141,6 +142,12 @@ static void prune(struct vfs *v)
 		unlink(name);
 		held[i] = held[--nheld];
 	}
+}
+
+bool dev_is_ptmx(int fd)
+{
+	int n;
+	return master_of(fd, &n);
 }
 
 bool dev_pty_room(struct vfs *v)

@@ -236,7 +236,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			if (r == 0 && fstat(copy, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
 			    reg_get_link(st.st_dev, st.st_ino))
 				flags &= ~VW_FOLLOW;
-			close(copy);
+			call_putfd(copy);
 			if (r < 0)
 				return r;
 			path = base;

@@ -1,5 +1,6 @@
 /* Opening a walked node, whatever backend holds it. */
 #include "fs-emulation/vfs.h"
+#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 /* Reopen fd `fd` of process `pid` as the kernel reopens a /proc/PID/fd/N
  * magic link: a new open file description of the same file, with the
  * permission check of the new flags applied to it. */
-static int reopen_task_fd(pid_t pid, int fd, int flags)
+static int reopen_task_fd(struct vfs *v, pid_t pid, int fd, int flags)
 {
 	struct proc *p = proc_find(pid);
 	if (!p)
@@ -24,6 +25,13 @@ static int reopen_task_fd(pid_t pid, int fd, int flags)
 	int copy = (int)syscall(SYS_pidfd_getfd, p->pidfd, fd, 0);
 	if (copy < 0)
 		return errno == EBADF ? -ENOENT : -errno;
+	/* Reopening a pty master (/dev/ptmx) makes a new pty of the host's
+	 * pool, as opening /dev/ptmx does: counted the same. */
+	bool ptmx = dev_is_ptmx(copy);
+	if (ptmx && !dev_pty_room(v)) {
+		call_putfd(copy);
+		return -ENOSPC;
+	}
 	char self[64];
 	snprintf(self, sizeof self, "/proc/self/fd/%d", copy);
 	/* Never waits on the loop (a FIFO goes to a job before this; a lease
@@ -31,11 +39,13 @@ static int reopen_task_fd(pid_t pid, int fd, int flags)
 	bool nb = flags & O_NONBLOCK;
 	int r = open(self, (flags & ~O_NOFOLLOW) | O_CLOEXEC | O_NONBLOCK, 0);
 	int e = errno;
-	close(copy);
+	call_putfd(copy);
 	if (r < 0)
 		return !nb && (e == EWOULDBLOCK || e == ENXIO) ? -EWOULDBLOCK : -e;
 	if (!nb)
 		fcntl(r, F_SETFL, fcntl(r, F_GETFL) & ~O_NONBLOCK);
+	if (ptmx)
+		dev_opened_ptmx(v, r);
 	return r;
 }
 
@@ -43,7 +53,7 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 {
 	switch (p->kind) {
 	case VN_MAGIC_FD:
-		return reopen_task_fd(p->magic_pid, p->magic_fd, flags);
+		return reopen_task_fd(v, p->magic_pid, p->magic_fd, flags);
 	case VN_PROC:
 		if (!p->exists)
 			return (flags & O_CREAT) ? -EACCES : -ENOENT;

@@ -40,6 +40,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "interposer/watchdog.h"
+
 #define PH_NAME ".moat-lower"      /* inside a placeholder directory */
 #define PH_FILE ".moat-phantom-"   /* in the base: + type letter + number */
 #define LAYER_MARK ".moat-layer"   /* in the base: it is ours */
@@ -652,7 +654,14 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 					       ist.st_ino != st.st_ino || ist.st_dev != st.st_dev))
 					r = -EAGAIN;
 				while (r == 0) {
-					ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+					/* In steps: a file of GBs is a stall of the
+					 * loop; when a limit or a signal is due it is
+					 * given up (EINTR). */
+					if (watchdog_hurry()) {
+						r = -EINTR;
+						break;
+					}
+					ssize_t n = copy_file_range(in, NULL, out, NULL, 64 << 20, 0);
 					if (n < 0 && (errno == EXDEV || errno == EINVAL ||
 						      errno == EOPNOTSUPP)) {
 						char b[65536];

@@ -1136,7 +1136,7 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct pdir *d)
 		snprintf(host, sizeof host, "/proc/%d/%s", d->pid, d->sub);
 		DIR *dp = opendir(host);
 		struct dirent *de;
-		while (dp && (de = readdir(dp))) {
+		while (dp && pv_cur < PV_ENTRIES_MAX && (de = readdir(dp))) {
 			if (de->d_name[0] == '.')
 				continue;
 			if (d->sub[0] == 't') {

@@ -274,7 +274,7 @@ struct verdict sys_inotify_add_watch(struct call *c)
 	}
 	int node = fs_opath(c, &p);
 	if (node < 0) {
-		close(ifd);
+		call_putfd(ifd);
 		v = v_error(-node);
 		goto out;
 	}
@@ -307,7 +307,7 @@ struct verdict sys_inotify_add_watch(struct call *c)
 	r = inotify_add_watch(ifd, self, mask & ~IN_DONT_FOLLOW);
 	v = r < 0 ? v_error(errno) : v_value(r);
 	close(node);
-	close(ifd);
+	call_putfd(ifd);
 out:
 	vfs_path_release(&p);
 	return v;
@@ -323,7 +323,7 @@ static int meta_fd(struct call *c, int fd)
 		return -EBADF;
 	int r = fs_fd_changeable(c->sb->vfs, copy);
 	if (r < 0) {
-		close(copy);
+		call_putfd(copy);
 		return r;
 	}
 	return copy;

@@ -86,12 +86,12 @@ struct verdict sys_fchdir(struct call *c)
 	if (r == -ENOENT && base[0])
 		r = 0; /* a removed directory: the cwd holds it, and knows it is gone */
 	if (r < 0) {
-		close(copy);
+		call_putfd(copy);
 		return r == -EACCES ? v_deny(EACCES, "fs.unknown-dirfd") : v_error(-r);
 	}
 	bool synthetic = strncmp(base, "/proc", 5) == 0 && (base[5] == '/' || !base[5]);
 	if (synthetic) {
-		close(copy);
+		call_putfd(copy);
 		copy = -1;
 	}
 	fs_set_cwd(c, base, copy);

@@ -268,7 +268,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			/* The kernel's f_cred rule: only a file this process
 			 * opened itself; an inherited or received fd is ENOENT. */
 			if (!kernel_links_own_fds() || !proc_fd_granted(c->task->proc, fd)) {
-				close(src);
+				call_putfd(src);
 				return v_error(ENOENT);
 			}
 			om = fs_mount_of_fd(c->sb->vfs, src);
@@ -347,7 +347,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 	vfs_path_release(&b);
 out:
 	if (src >= 0)
-		close(src);
+		call_putfd(src);
 	vfs_path_release(&a);
 	return v;
 }

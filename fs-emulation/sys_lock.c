@@ -41,7 +41,7 @@ static int host_readonly(struct call *c, int fd, int *accmode)
 	int fl = fcntl(copy, F_GETFL);
 	*accmode = fl < 0 ? O_RDONLY : (fl & O_ACCMODE);
 	int r = fs_fd_changeable(c->sb->vfs, copy) < 0 ? 1 : 0;
-	close(copy);
+	call_putfd(copy);
 	return r;
 }
 

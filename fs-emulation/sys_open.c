@@ -191,7 +191,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		int fl = fcntl(copy, F_GETFL);
 		bool had_write = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH);
 		int r2 = had_write ? 0 : fs_fd_changeable(c->sb->vfs, copy);
-		close(copy);
+		call_putfd(copy);
 		if (r2 < 0) {
 			v = v_error(-r2);
 			goto out;
@@ -240,7 +240,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		struct stat cst;
 		if (copy < 0 || fstat(copy, &cst) < 0) {
 			if (copy >= 0)
-				close(copy);
+				call_putfd(copy);
 			v = v_error(ENOENT);
 			goto out;
 		}
@@ -248,7 +248,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = fifo_job(c, -1, NULL, copy, flags);
 			goto out;
 		}
-		close(copy);
+		call_putfd(copy);
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
 	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
@@ -259,7 +259,8 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			p.parent = -1;
 		goto out;
 	}
-	if (fd == -ENOSPC && p.kind == VN_HOST && p.mnt->kind == MNT_DEV && !strcmp(p.name, "ptmx")) {
+	if (fd == -ENOSPC && (p.kind == VN_MAGIC_FD ||
+			      (p.kind == VN_HOST && p.mnt->kind == MNT_DEV && !strcmp(p.name, "ptmx")))) {
 		v = v_deny(ENOSPC, "dev.pty-limit");
 		goto out;
 	}

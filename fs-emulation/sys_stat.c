@@ -188,14 +188,14 @@ struct verdict sys_statx(struct call *c)
 		if (r == 0 && S_ISREG(sx.stx_mode) && sx.stx_size == 0 &&
 		    reg_get_link(makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino) &&
 		    task_fd_stat(c, dirfd, &st) == 0) {
-			close(fd);
+			call_putfd(fd);
 			stat_to_statx(&st, &sx);
 			goto standin;
 		}
 		if (r == 0 && c->sb->vfs->ov_used && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
 		    sx.stx_dev_minor == minor(c->sb->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
 			statx_ident(&sx, &st);
-		close(fd);
+		call_putfd(fd);
 		if (r < 0)
 			return v_error(e);
 	} else {
@@ -440,7 +440,7 @@ struct verdict sys_fstatfs(struct call *c)
 		if (n > 0 && host[0] == '/' && strncmp(host, "/memfd:", 7) != 0)
 			statfs_kind(fs_mount_of_fd(c->sb->vfs, fd), &sf);
 	}
-	close(fd);
+	call_putfd(fd);
 	if (r < 0)
 		return v_error(e);
 	return call_write(c, c->arg[1], &sf, sizeof sf) < 0 ? v_error(EFAULT) : v_value(0);

@@ -275,6 +275,8 @@ int dev_opened_ptmx(struct vfs *v, int fd);
  * DEV_PTY_MAX alive at once (docs/security.md, class 4). */
 #define DEV_PTY_MAX 32
 bool dev_pty_room(struct vfs *v);
+/* Is supervisor fd `fd` a pty master (of /dev/ptmx)? */
+bool dev_is_ptmx(int fd);
 
 /* Synthetic /proc (proc.c). */
 int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,

@@ -1,5 +1,6 @@
 /* The virtual path walk.  See vfs.h for the contract. */
 #include "fs-emulation/vfs.h"
+#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,12 +80,14 @@ static const char *const etc_allowed[] = {
 	"alternatives", "python3", "python3.*", "pip.conf", "java-*", "maven", "perl", "fonts",
 	"matplotlibrc", "mime.types", "mailcap", "magic", "magic.mime", "vim", "nanorc", "groff",
 	"manpath.config", "terminfo", "ImageMagick-*", "gdb", "R", "texmf", "ghostscript", "xdg",
-	"papersize", "emacs", "ssh",
+	"papersize", "emacs",
 	/* shells */
-	"profile", "profile.d", "bash.bashrc", "bash_completion", "bash_completion.d", "inputrc",
-	"shells", "skel", "login.defs", "adduser.conf",
-	/* packages: apt and dpkg in the sandbox's own layer */
-	"apt", "dpkg",
+	"profile", "bash.bashrc", "bash_completion", "bash_completion.d", "inputrc", "shells",
+	"skel", "login.defs", "adduser.conf", "dpkg",
+	/* Not here, for what they may hold: ssh (the host's sshd
+	 * configuration), apt (repository and proxy credentials beside
+	 * auth.conf), profile.d (a proxy's password exported), environment.
+	 * --etc NAME shows one where a program needs it. */
 	NULL,
 };
 
@@ -193,7 +196,7 @@ void vfs_path_release(struct vfs_path *p)
 		close(p->parent);
 	p->parent = -1;
 	if (p->kind == VN_HELD && p->magic_fd >= 0)
-		close(p->magic_fd);
+		call_putfd(p->magic_fd); /* may be a copy of the sandbox's */
 	if (p->kind == VN_HELD)
 		p->magic_fd = -1;
 }

@@ -134,5 +134,9 @@ int call_read(struct call *c, uint64_t addr, void *buf, size_t len);
 int call_write(struct call *c, uint64_t addr, const void *buf, size_t len);
 /* A copy of the caller's fd `fd` (pidfd_getfd), or -errno. Caller closes. */
 int call_getfd(struct call *c, int fd);
+/* Close such a copy.  It may be the last reference (a sandbox thread closed
+ * its own meanwhile), and the last close of a socket waits while SO_LINGER
+ * holds data: a socket's is closed off the loop (net-stub/async.c). */
+void call_putfd(int fd);
 
 #endif

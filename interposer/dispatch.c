@@ -19,6 +19,7 @@
 #include "audit/stack.h"
 #include "interposer/call.h"
 #include "interposer/dispatch.h"
+#include "net-stub/async.h"
 #include "interposer/sandbox.h"
 #include "interposer/task.h"
 #include "syscall-table/table.h"
@@ -87,6 +88,11 @@ int call_write(struct call *c, uint64_t addr, const void *buf, size_t len)
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_writev(c->tid, &local, 1, &remote, 1, 0);
 	return n == (ssize_t)len ? 0 : -EFAULT;
+}
+
+void call_putfd(int fd)
+{
+	net_close(fd);
 }
 
 int call_getfd(struct call *c, int fd)

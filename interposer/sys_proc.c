@@ -265,7 +265,7 @@ struct verdict sys_fcntl(struct call *c)
 			return v_error(EBADF);
 		int r = fcntl(fd, F_SETOWN_EX, &own);
 		int e = errno;
-		close(fd);
+		call_putfd(fd);
 		return r < 0 ? v_error(e) : v_value(0);
 	}
 	switch (cmd) {

@@ -16,7 +16,6 @@
 #include "interposer/sandbox.h"
 
 #define STUCK_NS (200ULL * 1000 * 1000)     /* busy this long with an action due: interrupt */
-#define CPU_STUCK_NS (1000ULL * 1000 * 1000) /* with a CPU limit set, busy this long */
 #define KILL_BUSY_NS (50ULL * 1000 * 1000)  /* busy this long with the SIGKILL due: cgroup.kill */
 #define GIVE_UP_NS (500ULL * 1000 * 1000)   /* still stuck this long after: end the run */
 
@@ -27,6 +26,7 @@ static struct {
 	int stop[2];                /* a byte here ends the watch */
 	_Atomic uint64_t busy_since; /* 0: the loop waits in poll */
 	_Atomic bool hurry;          /* an action is due and the loop is busy */
+	void (*last_words)(const char *msg);
 } wd = { .stop = { -1, -1 } };
 
 /* Cuts the loop's blocking call short: installed without SA_RESTART. */
@@ -39,6 +39,11 @@ void watchdog_idle(void)
 {
 	atomic_store_explicit(&wd.busy_since, 0, memory_order_relaxed);
 	atomic_store_explicit(&wd.hurry, false, memory_order_relaxed);
+}
+
+void watchdog_last_words(void (*fn)(const char *msg))
+{
+	wd.last_words = fn;
 }
 
 bool watchdog_hurry(void)
@@ -54,12 +59,10 @@ void watchdog_busy(void)
 /* Does the loop owe an action now?  Read from another thread: values the
  * loop writes once (t0) or that only ever move forward, read without a
  * lock; a stale read delays the decision by one tick. */
-static bool owed(const struct sandbox *sb, uint64_t now, uint64_t stuck)
+static bool owed(const struct sandbox *sb, uint64_t now)
 {
 	uint64_t t0 = __atomic_load_n(&sb->res.t0_ns, __ATOMIC_RELAXED);
 	if (sb->lim.wall_s > 0 && t0 && now >= t0 + (uint64_t)(sb->lim.wall_s * 1e9))
-		return true;
-	if (sb->lim.cpu_s > 0 && stuck >= CPU_STUCK_NS)
 		return true;
 	if (__atomic_load_n(&sb->res.stopping, __ATOMIC_RELAXED) &&
 	    now >= __atomic_load_n(&sb->res.kill_at_ns, __ATOMIC_RELAXED))
@@ -78,12 +81,14 @@ static void give_up(uint64_t stuck)
 	char msg[200];
 	int n = snprintf(msg, sizeof msg,
 			 "moat: the supervisor was stuck in one call for %.1f s with a limit or a signal "
-			 "due; the sandbox was killed (no report)\n",
+			 "due; the sandbox was killed and the run ended there\n",
 			 (double)stuck / 1e9);
 	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 		/* nothing more to say it with */
 	}
 	cgroup_abandon();
+	if (wd.last_words)
+		wd.last_words(msg);
 	_exit(125); /* every tracee dies with moat: PTRACE_O_EXITKILL */
 }
 
@@ -123,7 +128,7 @@ static void *watch(void *arg)
 			if (!killed)
 				killed = cgroup_kill_async();
 		}
-		if (stuck < KILL_BUSY_NS || !owed(wd.sb, now, stuck))
+		if (stuck < KILL_BUSY_NS || !owed(wd.sb, now))
 			continue;
 		atomic_store_explicit(&wd.hurry, true, memory_order_relaxed);
 		if (stuck < STUCK_NS)

@@ -5,8 +5,7 @@
  * the backstop for a place that still could.  A thread that takes no
  * signal watches the loop's heartbeat (watchdog_busy/idle around each
  * wake-up).  When the loop owes an action — the wall-time deadline has
- * passed, a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is pending, the
- * CPU limit may be due — and has been busy in one call for a while, the
+ * passed, a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is pending — and has been busy in one call for a while, the
  * watchdog interrupts that call (a signal to the loop thread, no
  * SA_RESTART: the blocking call returns EINTR and the loop acts as it
  * would have).  If the loop is still stuck half a second later (an
@@ -31,5 +30,8 @@ void watchdog_busy(void);
 /* Has the watchdog found an action due while the loop is busy?  Long work
  * on the loop (a big synthetic file) asks between steps and gives up. */
 bool watchdog_hurry(void);
+/* What to do, from the watchdog's thread, just before it ends a stuck run
+ * (write a report that says so): `msg` is its one line. */
+void watchdog_last_words(void (*fn)(const char *msg));
 
 #endif

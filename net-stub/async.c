@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <pthread.h>
@@ -56,9 +57,16 @@ static void *closer(void *arg)
 	return NULL;
 }
 
+/* Threads of their own for closes the closer could not take: at most
+ * CLOSERS_MAX at once; past that the fd is kept open (a leak bounded by
+ * moat's fd limit) rather than closed on the loop. */
+#define CLOSERS_MAX 64
+static _Atomic int closers;
+
 static void *close_one(void *arg)
 {
 	close((int)(intptr_t)arg);
+	closers--;
 	return NULL;
 }
 
@@ -95,10 +103,14 @@ void net_close(int fd)
 		}
 		if (close_pipe[1] >= 0 && write(close_pipe[1], &fd, sizeof fd) == sizeof fd)
 			return;
+		if (closers >= CLOSERS_MAX)
+			return; /* kept: see CLOSERS_MAX */
+		closers++;
 		if (spawn(close_one, (void *)(intptr_t)fd) == 0)
 			return;
+		closers--;
 	}
-	close(fd); /* not a socket, or no thread could take it */
+	close(fd); /* not a socket, or no thread could be made */
 }
 
 void net_job_free(struct net_job *j)

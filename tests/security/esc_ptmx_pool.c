@@ -16,15 +16,21 @@
  * devpts instance of its own with such a max=.  Natively we take the same
  * host ptys: ESCAPED (the pool is shared by construction).
  *
- * usage: esc_ptmx_pool DIR N
+ * With "reopen", one /dev/ptmx is opened and the others are reopens of it
+ * through /proc/self/fd: each such open makes a new pty too.
+ *
+ * usage: esc_ptmx_pool DIR N [reopen]
  */
 #include "esc.h"
+#include <stdbool.h>
 #include <time.h>
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || atoi(argv[2]) <= 0 || atoi(argv[2]) > 300)
-		esc_usage("esc_ptmx_pool DIR N (N <= 300)");
+	if ((argc != 3 && (argc != 4 || strcmp(argv[3], "reopen"))) || atoi(argv[2]) <= 0 ||
+	    atoi(argv[2]) > 300)
+		esc_usage("esc_ptmx_pool DIR N [reopen] (N <= 300)");
+	bool reopen = argc == 4;
 	const char *dir = argv[1];
 	int want = atoi(argv[2]);
 	long before = esc_read_num(dir, "nr-before");
@@ -35,7 +41,9 @@ int main(int argc, char **argv)
 	static int fds[300];
 	int got = 0, err = 0;
 	for (; got < want; got++) {
-		fds[got] = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", fds[0]);
+		fds[got] = open(reopen && got ? self : "/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fds[got] < 0) {
 			err = errno;
 			break;

@@ -131,7 +131,7 @@ for f in "$ROOT"/tests/security/esc_*.c; do
 	ALL+=("${f%.c}")
 done
 # Entries that run another attempt's program (prog=) in another way.
-REUSED=(report_dangling report_fifo report_parent audit_bind_forge audit_persist audit_symlink
+REUSED=(report_dangling report_fifo report_parent report_planted ptmx_reopen audit_bind_forge audit_persist audit_symlink
 	loop_fifo_term loop_audit_pipe pid_clock)
 ALL+=("${REUSED[@]}")
 
@@ -533,6 +533,14 @@ report_fixture() {
 	FIXTURE_FILES+=("$d")
 }
 report_state() { tree_state "$WORK/report/victim"; }
+# report_fixture_planted: the same, with b/sub a link to the victim
+# directory of the sandbox's uid, as a sandbox of an earlier run with b
+# bound could have left it.
+report_fixture_planted() {
+	report_fixture || return
+	rm -rf "$WORK/report/b/sub" && ln -s "$WORK/report/victim" "$WORK/report/b/sub" &&
+		chown -h "$SBX_UID:$SBX_UID" "$WORK/report/b/sub"
+}
 
 # alog_fixture: for the audit_* attempts: $WORK/alog/b (bound at /b) with
 # sub/, and nb (the native run's) with sub/ and root's empty 0600 logs, as
@@ -1193,12 +1201,15 @@ one_attempt() {
 	# root-only host directory (dangling), a FIFO (fifo), or its parent by
 	# a symlink to that directory (parent).  Held: the victim unchanged
 	# (report_state) and moat gone within 3 s (the FIFO).
-	report_symlink | report_dangling | report_fifo | report_parent)
+	# And a link an earlier run left in place of a directory on the
+	# report's path (planted: report_fixture_planted plays that run).
+	report_symlink | report_dangling | report_fifo | report_parent | report_planted)
 		local w=${name#report_} d=$WORK/report t f
 		fixture=report_fixture state=report_state side=moat nuid=$SBX_UID prog=report_symlink wall=3
 		t=$d/victim/file f=$d/b/report.json
 		[[ $w == dangling ]] && t=$d/victim/new-$TOKEN
 		[[ $w == parent ]] && t=$d/victim f=$d/b/sub/report.json
+		[[ $w == planted ]] && t=$d/victim f=$d/b/sub/report.json fixture=report_fixture_planted
 		args=(--native "$w" "$d/nb" "$t") margs=("$w" /b "$t") margs_set=1
 		mopts=(--bind "$d/b" /b --report "$f")
 		;;
@@ -1259,8 +1270,10 @@ one_attempt() {
 	# host's kernel.pty.nr: it must not rise by more than 256 (a cap per
 	# sandbox).  Natively the same host ptys.  audit=0: whether a refused
 	# pty is a denial is the fix's choice.
-	ptmx_pool)
+	# ptmx_reopen: one /dev/ptmx, the rest reopens of it (/proc/self/fd).
+	ptmx_pool | ptmx_reopen)
 		fixture=ptmx_fixture poke=ptmx_poke args=("$WORK/ptmx" 300) margs=(/r 300) margs_set=1
+		[[ $name == ptmx_reopen ]] && prog=ptmx_pool args+=(reopen) margs+=(reopen)
 		mopts=(--ro-bind "$WORK/ptmx" /r) audit=0
 		;;
 	# inotify watches on host directories seen read-only (--ro-bind, an
@@ -1318,7 +1331,7 @@ one_attempt() {
 	# (each most of a second of moat's loop): --wall-time-limit 2 must
 	# still end the run within 3 s (the old moat: 3.3-3.8 s; a moat that
 	# ends on time takes ~2.1 s here).
-	loop_smaps) side=moat args=(--native 32) mopts=(--wall-time-limit 2) wall=3 ;;
+	loop_smaps) side=moat args=(--native 64) mopts=(--wall-time-limit 2) wall=3 ;;
 	# io_setup reserves events of the host's AIO pool (fs.aio-max-nr): held
 	# for a quarter of it and a little more (never half), the host's
 	# fs.aio-nr must not rise by a quarter (aio_poke).  audit=0: refused
