@@ -127,6 +127,14 @@ static void report_last_words(const char *msg)
 	(void)w;
 }
 
+/* moat failed before the run: the outputs it made are removed (nothing
+ * half-made is left), those that were there stay. */
+static void outputs_drop(struct outfile *alog, struct outfile *rep)
+{
+	outfile_close(alog, true);
+	outfile_close(rep, true);
+}
+
 static int die(const char *fmt, const char *arg, const char *hint)
 {
 	fprintf(stderr, "moat: ");
@@ -630,8 +638,7 @@ static int cmd_run(int argc, char **argv)
 		if (sfd >= 0)
 			close(sfd);
 		if (below) {
-			outfile_close(&alog, true);
-			outfile_close(&rep, true);
+			outputs_drop(&alog, &rep);
 			snprintf(oerr, sizeof oerr, "%s is inside %s %s, which the sandbox can write", audit_log,
 				 pk ? "--persist" : "--bind", src);
 			return die("--audit-log %s", oerr,
@@ -645,8 +652,7 @@ static int cmd_run(int argc, char **argv)
 	if (audit_log) {
 		sb.audit = audit_open(alog.fd, audit_level, &acaps);
 		if (!sb.audit) {
-			outfile_close(&alog, true);
-			outfile_close(&rep, true);
+			outputs_drop(&alog, &rep);
 			return die("--audit-log %s: out of memory", audit_log, NULL);
 		}
 		alog.fd = -1; /* the log's now */
@@ -659,11 +665,13 @@ static int cmd_run(int argc, char **argv)
 	 * and no other local user may reach in: the sandbox's /tmp and
 	 * /workspace below are 01777 and the sandbox's, and moat removes
 	 * them as root at the end. */
-	if (mkdir(scratch, 0710) < 0 || (root && chown(scratch, (uid_t)-1, gid) < 0) ||
-	    chmod(scratch, 0710) < 0) {
-		rmdir(scratch);
-		outfile_close(&alog, true);
-		outfile_close(&rep, true);
+	bool made = mkdir(scratch, 0710) == 0;
+	if (!made || (root && chown(scratch, (uid_t)-1, gid) < 0) || chmod(scratch, 0710) < 0) {
+		int e = errno;
+		if (made) /* never a directory of someone else's */
+			rmdir(scratch);
+		outputs_drop(&alog, &rep);
+		errno = e;
 		return die("cannot create the scratch directory %s", scratch, strerror(errno));
 	}
 	char layer[PATH_MAX];
@@ -679,16 +687,14 @@ static int cmd_run(int argc, char **argv)
 			snprintf(parent, sizeof parent, ".");
 		if (!realpath(parent, layer)) {
 			rmdir(scratch);
-			outfile_close(&alog, true);
-			outfile_close(&rep, true);
+			outputs_drop(&alog, &rep);
 			return die("--persist %s: its parent directory does not exist", persist,
 				   "create it first");
 		}
 		const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
 		if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
 			rmdir(scratch);
-			outfile_close(&alog, true);
-			outfile_close(&rep, true);
+			outputs_drop(&alog, &rep);
 			return die("--persist %s: name a directory, not its parent", persist, NULL);
 		}
 		size_t ln = strlen(layer);
@@ -704,8 +710,7 @@ static int cmd_run(int argc, char **argv)
 		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
 			int e = errno;
 			rmdir(scratch);
-			outfile_close(&alog, true);
-			outfile_close(&rep, true);
+			outputs_drop(&alog, &rep);
 			return die("--disk-limit: cannot mount its tmpfs: %s", strerror(e), NULL);
 		}
 	}
