@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include "audit/json.h"
-#include "interposer/call.h"
-#include "interposer/task.h"
-#include "net-stub/net.h"
+#include "core/call.h"
+#include "core/task.h"
 #include "syscall-table/decode.h"
 #include "syscall-table/table.h"
 
@@ -274,7 +273,7 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	}
 	if (c->detail[0])
 		json_field(f, "detail", c->detail);
-	net_fields(f, &c->net);
+	net_fields(f, &c->dest);
 	stack_field(f, (char (*)[160])c->stack, c->nstack);
 	fprintf(f, ",\"result\":%lld", (long long)result);
 	if (result < 0) {
@@ -357,23 +356,8 @@ void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const str
 	rec_end(a, f, &buf, &len, false);
 }
 
-void audit_json_destinations(FILE *f, const struct net *n)
-{
-	fputc('[', f);
-	for (int i = 0; i < n->nseen; i++) {
-		const struct net_seen *s = &n->seen[i];
-		fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
-		if (json_str(f, s->what)) {
-			fputs(",\"destination-hex\":", f);
-			json_hex(f, s->what, strlen(s->what));
-		}
-		fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", s->tried, s->allowed,
-			s->denied);
-	}
-	fputc(']', f);
-}
-
-void audit_net_summary(struct audit *a, const struct net *n)
+void audit_summary(struct audit *a, const char *name, void (*fields)(FILE *f, const void *ctx),
+		   const void *ctx)
 {
 	char *buf;
 	size_t len;
@@ -382,12 +366,10 @@ void audit_net_summary(struct audit *a, const struct net *n)
 		return;
 	say_dropped(a, true);
 	head(f, 0, 0);
-	fputs(",\"exe\":\"\",\"syscall\":\"net-summary\",\"loopback\":", f);
-	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
-	fputs(",\"destinations\":", f);
-	audit_json_destinations(f, n);
-	if (n->dns_unrecorded)
-		fprintf(f, ",\"unrecorded\":%u", n->dns_unrecorded);
+	fputs(",\"exe\":\"\",\"syscall\":", f);
+	json_str(f, name);
+	fputc(',', f);
+	fields(f, ctx);
 	fprintf(f, ",\"result\":0,\"decision\":\"summary\"}\n");
 	rec_end(a, f, &buf, &len, true);
 }

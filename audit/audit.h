@@ -13,7 +13,6 @@
 struct call;
 struct call_net;
 struct verdict;
-struct net;
 
 enum audit_level { AUDIT_DENIALS, AUDIT_SUPERVISED };
 
@@ -57,11 +56,10 @@ void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, c
  * known (pid 0 otherwise). */
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
 	       const char *decision, const char *rule, char (*stack)[160], int nstack);
-/* The network summary's destinations as a JSON array: for the run report
- * too. */
-void audit_json_destinations(FILE *f, const struct net *n);
-/* The run's network summary: one record, syscall "net-summary", written at
- * the end: the loopback in force and every destination tried. */
-void audit_net_summary(struct audit *a, const struct net *n);
+/* A summary record written at the end of the run: syscall `name`,
+ * decision "summary", and the fields `fields` writes (`"key":value,...`,
+ * no leading or trailing comma; net-stub's net_summary_fields). */
+void audit_summary(struct audit *a, const char *name, void (*fields)(FILE *f, const void *ctx),
+		   const void *ctx);
 
 #endif

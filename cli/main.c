@@ -20,8 +20,8 @@
 
 #include "audit/audit.h"
 #include "audit/outfile.h"
-#include "audit/report.h"
 #include "audit/stack.h"
+#include "cli/report.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "interposer/watchdog.h"
@@ -216,27 +216,15 @@ static void warn_readonly_binds(struct sandbox *sb, struct vfs *v,
 		if (req[i].kind != MNT_BIND || req[i].ro)
 			continue;
 		struct vfs_mount *m = vfs_mount_of(v, req[i].dst);
-		creds_sandbox(sb);
+		creds_sandbox(&sb->creds);
 		int r = faccessat(m->root_fd, "", W_OK | X_OK, AT_EACCESS | AT_EMPTY_PATH);
-		creds_self(sb);
+		creds_self(&sb->creds);
 		if (r < 0)
 			fprintf(stderr,
 				"moat: warning: --bind %s %s: not writable by the sandbox's uid %u, "
 				"so read-only in effect (choose --uid/--gid, or change its permissions)\n",
-				req[i].src, req[i].dst, (unsigned)sb->uid);
+				req[i].src, req[i].dst, (unsigned)sb->creds.uid);
 	}
-}
-
-/* The overlay's copy-up works with moat's own credentials (interposer
- * owns them). */
-static void creds_self_hook(void *sb)
-{
-	creds_self(sb);
-}
-
-static void creds_sandbox_hook(void *sb)
-{
-	creds_sandbox(sb);
 }
 
 static int cmd_run(int argc, char **argv)
@@ -578,9 +566,6 @@ static int cmd_run(int argc, char **argv)
 	sb.opt.argv = argv + i;
 	sb.opt.chdir = chdir_to;
 	sb.opt.env = env;
-	sb.opt.uid = uid;
-	sb.opt.gid = gid;
-	sb.opt.audit_log = audit_log;
 	static struct sock_fprog prog;
 	/* In its own network namespace (moat root) the sandbox makes TCP and
 	 * UDP sockets itself; otherwise moat makes them in the private world
@@ -589,13 +574,10 @@ static int cmd_run(int argc, char **argv)
 	prog.len = net.mode == NET_NETNS ? sc_filter_blob_len : sc_filter_blob_inet_len;
 	prog.filter = (struct sock_filter *)(net.mode == NET_NETNS ? sc_filter_blob : sc_filter_blob_inet);
 	sb.opt.filter = &prog;
-	sb.uid = uid;
-	sb.gid = gid;
-	sb.as_root = root;
+	sb.creds = (struct creds){ .as_root = root, .uid = uid, .gid = gid };
 	sb.vfs = &v;
-	v.creds_self = creds_self_hook;
-	v.creds_sandbox = creds_sandbox_hook;
-	v.creds_ctx = &sb;
+	v.creds = &sb.creds;
+	v.mem_ctx = &sb;
 	v.mem_limit = sb.lim.mem_bytes;
 	for (int k = 0; k < netc; k++)
 		v.etc_allow[v.netc_allow++] = etc_names[k];
@@ -615,6 +597,7 @@ static int cmd_run(int argc, char **argv)
 		return die("getrandom failed%s", "", NULL);
 	for (int k = 0; k < 8; k++)
 		snprintf(sb.id + 2 * k, 3, "%02x", rnd[k]);
+	memcpy(net.id, sb.id, sizeof net.id);
 
 	/* moat's own outputs, opened now, before anything of the sandbox's
 	 * exists (audit/outfile.h): nothing it does can redirect them. */
@@ -732,9 +715,9 @@ static int cmd_run(int argc, char **argv)
 		code = die("%s", err, NULL);
 	} else {
 		struct vfs_path p;
-		creds_sandbox(&sb);
+		creds_sandbox(&sb.creds);
 		r = vfs_walk(&v, NULL, "/", chdir_to, VW_FOLLOW, &p);
-		creds_self(&sb);
+		creds_self(&sb.creds);
 		if (r == 0)
 			warn_readonly_binds(&sb, &v, req, nreq);
 		if (r < 0 || !p.exists || !S_ISDIR(p.st.st_mode)) {
@@ -762,7 +745,7 @@ static int cmd_run(int argc, char **argv)
 		report_collect_files(&report_files, &v, sb.res.t0_real);
 	vfs_teardown(&v);
 	if (sb.audit)
-		audit_net_summary(sb.audit, &net);
+		audit_summary(sb.audit, "net-summary", net_summary_fields, &net);
 	net_summary(&net, stderr);
 	/* Last, so `--report -` ends stderr with the report's one line. */
 	if (report) {

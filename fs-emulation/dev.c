@@ -10,8 +10,8 @@
  * TIOCSCTTY, as script and pty.fork do), or none — the sandbox starts in a
  * session of its own, so the terminal moat runs in is never reachable this
  * way. */
+#include "core/call.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +25,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "interposer/task.h"
+#include "core/task.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)

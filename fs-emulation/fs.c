@@ -7,8 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
+#include "core/task.h"
 
 int fs_fd_changeable(struct vfs *v, int fd)
 {
@@ -108,7 +107,7 @@ int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, st
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 {
 	struct stat st = { 0 };
-	int r = fs_task_fd_vpath(c->sb->vfs, c->tid, dirfd, base, len, &st);
+	int r = fs_task_fd_vpath(c->vfs, c->tid, dirfd, base, len, &st);
 	/* Not a directory wins over "means nothing", as the kernel says. */
 	if (st.st_mode && !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
@@ -122,7 +121,7 @@ int fs_cwd(struct call *c, const char **cwd)
 	if (fs->fd < 0)
 		return fs->gone ? -ENOENT : 0;
 	char now[PATH_MAX];
-	int r = fs_vpath_of_fd(c->sb->vfs, fs->fd, now, sizeof now);
+	int r = fs_vpath_of_fd(c->vfs, fs->fd, now, sizeof now);
 	if (r == -ENOENT) {
 		fs->gone = true; /* where it was still serves "..", as the dentry would */
 		if (now[0])
@@ -169,7 +168,7 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 				s += 2; /* ".." at the root stays there */
 				continue;
 			}
-			return vfs_walk(c->sb->vfs, c->task, dead, s, flags, p);
+			return vfs_walk(c->vfs, c->task, dead, s, flags, p);
 		}
 		break;
 	}
@@ -185,7 +184,7 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 	p->kind = VN_HELD;
 	p->magic_fd = fd;
 	p->parent = -1;
-	p->mnt = vfs_mount_of(c->sb->vfs, dead);
+	p->mnt = vfs_mount_of(c->vfs, dead);
 	snprintf(p->vpath, sizeof p->vpath, "%s", dead);
 	snprintf(p->rel, sizeof p->rel, ".");
 	p->name = p->rel;
@@ -230,7 +229,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			int copy = call_getfd(c, (int)c->arg[dirfd_argi]);
 			if (copy < 0)
 				return -EBADF;
-			r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+			r = fs_vpath_of_fd(c->vfs, copy, base, sizeof base);
 			struct stat st;
 			/* a symlink's stand-in: the link itself, never followed */
 			if (r == 0 && fstat(copy, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
@@ -255,7 +254,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 	}
 	flags &= ~VW_EMPTY_PATH;
 	r = gone ? walk_dead(c, dead_fd, b, path, flags, p)
-		 : vfs_walk(c->sb->vfs, c->task, b, path, flags, p);
+		 : vfs_walk(c->vfs, c->task, b, path, flags, p);
 	if (slot >= 0)
 		snprintf(c->resolved[slot], sizeof c->resolved[slot], "%s", p->vpath);
 	return r;
@@ -273,7 +272,7 @@ struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err)
 
 int fs_opath(struct call *c, struct vfs_path *p)
 {
-	return vfs_open(c->sb->vfs, c->task, p, O_PATH | O_NOFOLLOW, 0);
+	return vfs_open(c->vfs, c->task, p, O_PATH | O_NOFOLLOW, 0);
 }
 
 void fs_fdpath(int fd, char *buf, size_t len)

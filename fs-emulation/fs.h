@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "core/call.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/call.h"
 
 #define ARG_CWD (-1) /* no dirfd argument: relative to the cwd */
 #define VW_EMPTY_PATH 0x100 /* fs_walk: "" names the dirfd itself (AT_EMPTY_PATH) */

@@ -59,7 +59,7 @@ int held_admit(struct vfs *v, size_t len)
 	if (nheld >= HELD_MAX)
 		return -EMFILE;
 	uint64_t limit = v->mem_limit ? v->mem_limit : HELD_CAP_DEFAULT;
-	uint64_t used = v->mem_used ? v->mem_used(v->creds_ctx) : 0;
+	uint64_t used = v->mem_used ? v->mem_used(v->mem_ctx) : 0;
 	uint64_t want = ((uint64_t)len + 4095) & ~4095ULL;
 	if (used >= limit || bytes_now + want > limit - used)
 		return -ENOMEM;

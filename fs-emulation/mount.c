@@ -1,6 +1,6 @@
 /* The mount table and the default view. */
-#include "fs-emulation/vfs.h"
 #include "fs-emulation/etc.h"
+#include "fs-emulation/vfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* Opening a walked node, whatever backend holds it. */
+#include "core/call.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "interposer/task.h"
+#include "core/task.h"
 
 /* Reopen fd `fd` of process `pid` as the kernel reopens a /proc/PID/fd/N
  * magic link: a new open file description of the same file, with the

@@ -40,7 +40,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "interposer/watchdog.h"
+#include "core/creds.h"
+#include "core/hurry.h"
 
 #define PH_NAME ".moat-lower"      /* inside a placeholder directory */
 #define PH_FILE ".moat-phantom-"   /* in the base: + type letter + number */
@@ -418,8 +419,8 @@ static struct as_self self_begin(struct vfs *v)
 	if (geteuid() != 0)
 		return s;
 	s.on = true;
-	if (v && v->creds_self) {
-		v->creds_self(v->creds_ctx);
+	if (v && v->creds) {
+		creds_self(v->creds);
 	} else {
 		s.uid = (uid_t)setfsuid(0);
 		s.gid = (gid_t)setfsgid(0);
@@ -431,8 +432,8 @@ static void self_end(struct as_self s)
 {
 	if (!s.on)
 		return;
-	if (s.v && s.v->creds_sandbox) {
-		s.v->creds_sandbox(s.v->creds_ctx);
+	if (s.v && s.v->creds) {
+		creds_sandbox(s.v->creds);
 	} else {
 		setfsuid(s.uid);
 		setfsgid(s.gid);
@@ -657,7 +658,7 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 					/* In steps: a file of GBs is a stall of the
 					 * loop; when a limit or a signal is due it is
 					 * given up (EINTR). */
-					if (watchdog_hurry()) {
+					if (hurry_now()) {
 						r = -EINTR;
 						break;
 					}

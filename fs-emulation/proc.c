@@ -6,8 +6,8 @@
  * The sandbox's machine boots when moat starts: uptime, btime and the
  * processes' start times count from there, and the CPU counters of
  * /proc/stat from the first look at them (see docs/filesystem.md). */
-#include "fs-emulation/vfs.h"
 #include "fs-emulation/fs.h"
+#include "fs-emulation/vfs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,9 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hurry.h"
+#include "core/task.h"
 #include "fs-emulation/etc.h"
-#include "interposer/task.h"
-#include "interposer/watchdog.h"
 
 enum pent { P_FILE, P_DIR, P_LINK };
 
@@ -313,7 +313,7 @@ static char *slurp(const char *path, size_t *len)
 		/* The smaps of a process of 65,000 mappings takes the kernel
 		 * most of a second to write: when the watchdog says a limit
 		 * or a signal is due, the file is given up (EINTR). */
-		if (watchdog_hurry()) {
+		if (hurry_now()) {
 			free(buf);
 			buf = NULL;
 			errno = EINTR;

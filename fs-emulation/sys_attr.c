@@ -12,9 +12,8 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 static int meta_fd(struct call *c, int fd);
@@ -35,7 +34,7 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
 		*v = fs_fail(c, p, -ENOENT);
 	} else if (p->kind != VN_HOST) {
 		*v = v_error(EPERM);
-	} else if ((r = vfs_prepare(c->sb->vfs, p, VC_CHANGE)) < 0) {
+	} else if ((r = vfs_prepare(c->vfs, p, VC_CHANGE)) < 0) {
 		*v = v_error(-r);
 	} else {
 		return 0;
@@ -129,7 +128,7 @@ struct verdict sys_truncate(struct call *c)
 	else if (!S_ISREG(p.st.st_mode))
 		v = v_error(EINVAL);
 	else {
-		int fd = vfs_open(c->sb->vfs, c->task, &p, O_WRONLY, 0);
+		int fd = vfs_open(c->vfs, c->task, &p, O_WRONLY, 0);
 		bool grows = len > p.st.st_size;
 		unsigned long long limit = ~0ULL;
 		if (fd < 0) {
@@ -287,13 +286,13 @@ struct verdict sys_inotify_add_watch(struct call *c)
 	 * hidden names is watched through its listing copy.  The sandbox's
 	 * own files and a writable --bind (shared by the user's choice) are
 	 * watched as asked. */
-	if (fs_fd_changeable(c->sb->vfs, node) < 0) {
+	if (fs_fd_changeable(c->vfs, node) < 0) {
 		mask = (mask & ~IN_ALL_EVENTS) | IN_DELETE_SELF;
 		if (S_ISDIR(p.st.st_mode)) {
 			char at[64];
 			fs_fdpath(node, at, sizeof at);
 			int d = open(at, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			int f = d < 0 ? d : vfs_filter_listing(c->sb->vfs, d, p.vpath);
+			int f = d < 0 ? d : vfs_filter_listing(c->vfs, d, p.vpath);
 			if (f >= 0 && f != d) {
 				close(node);
 				node = f;
@@ -321,7 +320,7 @@ static int meta_fd(struct call *c, int fd)
 	int copy = call_getfd(c, fd);
 	if (copy < 0)
 		return -EBADF;
-	int r = fs_fd_changeable(c->sb->vfs, copy);
+	int r = fs_fd_changeable(c->vfs, copy);
 	if (r < 0) {
 		call_putfd(copy);
 		return r;
@@ -478,7 +477,7 @@ struct verdict sys_xattr(struct call *c)
 		v = op == LIST ? v_value(0) : v_error(EOPNOTSUPP); /* none there */
 		goto out;
 	}
-	if ((op == SET || op == REMOVE) && (r = vfs_prepare(c->sb->vfs, &p, VC_CHANGE)) < 0) {
+	if ((op == SET || op == REMOVE) && (r = vfs_prepare(c->vfs, &p, VC_CHANGE)) < 0) {
 		v = v_error(-r);
 		goto out;
 	}

@@ -7,9 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 struct verdict sys_getcwd(struct call *c)
@@ -82,7 +81,7 @@ struct verdict sys_fchdir(struct call *c)
 	struct stat st;
 	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
 	if (r == 0)
-		r = fs_vpath_of_fd(c->sb->vfs, copy, base, sizeof base);
+		r = fs_vpath_of_fd(c->vfs, copy, base, sizeof base);
 	if (r == -ENOENT && base[0])
 		r = 0; /* a removed directory: the cwd holds it, and knows it is gone */
 	if (r < 0) {
@@ -109,7 +108,7 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_error(EEXIST);
 	else if (p.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
-	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0)
 		v = v_error(errno);
@@ -159,16 +158,16 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(ENOTDIR);
 	else if (!dir && S_ISDIR(p.st.st_mode))
 		v = v_error(EISDIR);
-	else if (p.parent < 0 || vfs_holds_mount(c->sb->vfs, p.vpath))
+	else if (p.parent < 0 || vfs_holds_mount(c->vfs, p.vpath))
 		v = v_error(EBUSY); /* a mount point, or above one */
-	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_REMOVE)) < 0)
+	else if ((r = vfs_prepare(c->vfs, &p, VC_REMOVE)) < 0)
 		v = v_error(-r);
 	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
 		v = v_error(errno);
 	else
 		v = v_value(0);
 	if (dir && v.kind == V_VALUE)
-		vfs_invalidate(c->sb->vfs, p.mnt);
+		vfs_invalidate(c->vfs, p.mnt);
 	vfs_path_release(&p);
 	return v;
 }
@@ -197,7 +196,7 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
 					    fs_file_mode(mode & ~c->task->proc->fs->umask), dev) < 0)

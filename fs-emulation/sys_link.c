@@ -8,9 +8,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir);
@@ -80,7 +79,7 @@ static struct vfs_mount *parent_mount(struct call *c, int dirfd_argi, const char
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	return vfs_mount_of(c->sb->vfs, dir[0] ? dir : "/");
+	return vfs_mount_of(c->vfs, dir[0] ? dir : "/");
 }
 
 /* Is virtual path `p` strictly below directory `dir`? */
@@ -135,7 +134,7 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		 (a.trailing_slash || (!(flags & RENAME_EXCHANGE) && b.trailing_slash)))
 		v = v_error(ENOTDIR);
 	else if (a.parent < 0 || (b.exists && b.parent < 0) ||
-		 vfs_holds_mount(c->sb->vfs, a.vpath) || vfs_holds_mount(c->sb->vfs, b.vpath))
+		 vfs_holds_mount(c->vfs, a.vpath) || vfs_holds_mount(c->vfs, b.vpath))
 		v = v_error(EBUSY); /* mounts are placed by path: their parents stay */
 	else if (a.mnt != b.mnt)
 		v = v_error(EXDEV);
@@ -148,8 +147,8 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_value(0); /* two names of one file: nothing happens (POSIX) */
 	else if (S_ISDIR(a.st.st_mode) && below(b.vpath, a.vpath))
 		v = v_error(EINVAL); /* into itself, before an overlay's EXDEV */
-	else if ((r = vfs_prepare(c->sb->vfs, &a, VC_RENAME)) < 0 ||
-		 (r = vfs_prepare(c->sb->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
+	else if ((r = vfs_prepare(c->vfs, &a, VC_RENAME)) < 0 ||
+		 (r = vfs_prepare(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
 						  : b.exists ? VC_REMOVE : VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
@@ -157,7 +156,7 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 	else
 		v = v_value(0);
 	if (v.kind == V_VALUE)
-		vfs_invalidate(c->sb->vfs, a.mnt); /* a directory may have moved */
+		vfs_invalidate(c->vfs, a.mnt); /* a directory may have moved */
 	vfs_path_release(&a);
 	vfs_path_release(&b);
 	return v;
@@ -200,7 +199,7 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (symlinkat(target, p.parent, p.name) < 0)
 		v = v_error(errno);
@@ -259,7 +258,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		if (fd == AT_FDCWD) {
 			const char *cwd;
 			fs_cwd(c, &cwd);
-			om = vfs_mount_of(c->sb->vfs, cwd);
+			om = vfs_mount_of(c->vfs, cwd);
 			linkable = false; /* the cwd: a directory */
 		} else {
 			src = call_getfd(c, fd);
@@ -271,7 +270,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 				call_putfd(src);
 				return v_error(ENOENT);
 			}
-			om = fs_mount_of_fd(c->sb->vfs, src);
+			om = fs_mount_of_fd(c->vfs, src);
 			linkable = fstat(src, &st) == 0 && !S_ISDIR(st.st_mode);
 		}
 	} else {
@@ -291,7 +290,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			vfs_path_release(&a);
 			if (src < 0)
 				return v_error(ENOENT);
-			om = fs_mount_of_fd(c->sb->vfs, src);
+			om = fs_mount_of_fd(c->vfs, src);
 			linkable = fstat(src, &st) == 0 && !S_ISDIR(st.st_mode);
 		} else {
 			/* A /proc entry itself (a magic link not followed) sits
@@ -319,7 +318,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		v = v_error(EXDEV);
 	else if (!linkable)
 		v = v_error(EPERM);
-	else if (src >= 0 && fs_fd_changeable(c->sb->vfs, src) < 0)
+	else if (src >= 0 && fs_fd_changeable(c->vfs, src) < 0)
 		/* An fd's file must be one the sandbox may change where it is:
 		 * a lower file of an overlay linked into the upper layer would
 		 * be a host file writable through the new name. */
@@ -328,12 +327,12 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		/* A lower file of an overlay is linked as its upper copy (the
 		 * kernel's protected_hardlinks check then applies to that). */
 		if (src < 0 && a.mnt->kind == MNT_OVERLAY && !a.upper)
-			r = vfs_prepare(c->sb->vfs, &a, VC_CHANGE);
+			r = vfs_prepare(c->vfs, &a, VC_CHANGE);
 		if (src < 0 && r >= 0)
 			r = src = fs_opath(c, &a);
 		if (r < 0)
 			v = v_error(-r);
-		else if ((r = vfs_prepare(c->sb->vfs, &b, VC_CREATE)) < 0)
+		else if ((r = vfs_prepare(c->vfs, &b, VC_CREATE)) < 0)
 			v = v_error(-r);
 		else {
 			/* Link the inode we hold, by its magic link: the name

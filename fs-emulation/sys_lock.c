@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
-#include "interposer/sandbox.h"
 #include "syscall-table/handlers.h"
 
 /* Is the caller's fd a file of the host's that the sandbox cannot change?
@@ -40,7 +39,7 @@ static int host_readonly(struct call *c, int fd, int *accmode)
 		return -EBADF;
 	int fl = fcntl(copy, F_GETFL);
 	*accmode = fl < 0 ? O_RDONLY : (fl & O_ACCMODE);
-	int r = fs_fd_changeable(c->sb->vfs, copy) < 0 ? 1 : 0;
+	int r = fs_fd_changeable(c->vfs, copy) < 0 ? 1 : 0;
 	call_putfd(copy);
 	return r;
 }

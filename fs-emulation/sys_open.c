@@ -10,10 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/job.h"
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "net-stub/async.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 /* The kernel's O_LARGEFILE (glibc's is 0 on x86_64; the kernel adds this
@@ -55,41 +54,69 @@ static int legacy_open_flags(uint64_t raw)
 	return (flags & O_PATH) ? flags & O_PATH_FLAGS : flags;
 }
 
-/* A FIFO's open, which waits for the other end, done by a job thread with
- * the sandbox's ids (net-stub/async.h): `name` below directory `dirfd`, or
- * (dirfd < 0) the file `hold` reopened through /proc/self/fd.  Takes
- * `dirfd` and `hold` when the job starts (V_PENDING); else the caller keeps
- * dirfd, and `hold` is closed.  Never the blocking open on the loop: no
- * thread for it is EAGAIN. */
+/* A FIFO's open, which waits for the other end, made by a job
+ * (core/job.h): `name` below directory `dir`, or (dir < 0) the file `hold`
+ * reopened through /proc/self/fd. */
+struct open_job {
+	struct job job;         /* first: the job system's part */
+	int dir;                /* owned, or -1 */
+	int hold;               /* owned, or -1 */
+	char name[256];
+	int flags;              /* without O_CLOEXEC */
+};
+
+static ssize_t open_job_run(struct job *job)
+{
+	struct open_job *j = (struct open_job *)job;
+	if (j->dir < 0) {
+		char self[64];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", j->hold);
+		return open(self, (j->flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	}
+	return openat(j->dir, j->name, j->flags | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static void open_job_release(struct job *job)
+{
+	struct open_job *j = (struct open_job *)job;
+	if (j->dir >= 0)
+		call_putfd(j->dir);
+	if (j->hold >= 0)
+		call_putfd(j->hold);
+	free(job->pending.call);
+	free(j);
+}
+
+/* The FIFO's open on a job thread with the sandbox's ids.  Takes `dirfd`
+ * and `hold` when the job starts (V_PENDING); else the caller keeps dirfd,
+ * and `hold` is closed.  Never the blocking open on the loop: no thread
+ * for it is EAGAIN. */
 static struct verdict fifo_job(struct call *c, int dirfd, const char *name, int hold, int flags)
 {
-	struct net_job *j = calloc(1, sizeof *j);
+	struct open_job *j = calloc(1, sizeof *j);
 	if (!j) {
 		if (hold >= 0)
 			close(hold);
 		return v_error(EAGAIN);
 	}
-	j->sock = -1;
-	j->hold = hold; /* the job's from here: net_job_free closes it */
+	j->dir = -1;
+	j->hold = hold; /* the job's from here: its release closes it */
+	j->job.release = open_job_release;
 	if (!name || strlen(name) < sizeof j->name) {
-		j->id = c->id;
-		j->notify_fd = c->notify_fd;
-		j->op = NJ_OPEN;
-		j->sock = dirfd;
-		j->reopen = dirfd < 0;
+		job_init(&j->job, c);
+		j->job.run = open_job_run;
+		j->job.grant = true;
+		j->job.fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+		j->dir = dirfd;
 		snprintf(j->name, sizeof j->name, "%s", name ? name : "");
-		j->open_flags = flags & ~(O_CLOEXEC | O_CREAT | O_EXCL); /* it exists */
-		j->fd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-		j->uid = c->sb->uid;
-		j->gid = c->sb->gid;
-		j->drop = c->sb->as_root;
-		if (net_job_start(j) == 0) {
-			c->pending = &j->pending;
+		j->flags = flags & ~(O_CLOEXEC | O_CREAT | O_EXCL); /* it exists */
+		if (job_start(&j->job) == 0) {
+			c->pending = &j->job.pending;
 			return v_pending();
 		}
-		j->sock = -1; /* the caller's still */
+		j->dir = -1; /* the caller's still */
 	}
-	net_job_free(j);
+	open_job_release(&j->job);
 	return v_error(EAGAIN);
 }
 
@@ -145,7 +172,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(ENOENT);
 			goto out;
 		}
-		if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0) {
+		if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0) {
 			v = v_error(-r);
 			goto out;
 		}
@@ -167,7 +194,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		if (!(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
 		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
 			if (p.kind == VN_HOST)
-				r = vfs_prepare(c->sb->vfs, &p, VC_CHANGE);
+				r = vfs_prepare(c->vfs, &p, VC_CHANGE);
 			else
 				r = p.mnt->ro ? -EROFS : 0;
 			if (r < 0) {
@@ -190,7 +217,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		 * one the sandbox may change. */
 		int fl = fcntl(copy, F_GETFL);
 		bool had_write = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH);
-		int r2 = had_write ? 0 : fs_fd_changeable(c->sb->vfs, copy);
+		int r2 = had_write ? 0 : fs_fd_changeable(c->vfs, copy);
 		call_putfd(copy);
 		if (r2 < 0) {
 			v = v_error(-r2);
@@ -202,7 +229,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		 * them), so an O_PATH open is served as a read-only one, which
 		 * needs read permission and cannot name a symlink itself. */
 		if (p.exists && S_ISLNK(p.st.st_mode)) {
-			int hr = held_admit(c->sb->vfs, 0);
+			int hr = held_admit(c->vfs, 0);
 			if (hr < 0) {
 				v = v_deny(-hr, "limit.moat-memory");
 				goto out;
@@ -251,7 +278,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		call_putfd(copy);
 	}
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
-	int fd = vfs_open(c->sb->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
+	int fd = vfs_open(c->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
 	if (fd == -EWOULDBLOCK && !(flags & O_NONBLOCK) && p.kind == VN_HOST && p.parent >= 0) {
 		/* It would wait (a FIFO after all, a lease): off the loop. */
 		v = fifo_job(c, p.parent, p.name, -1, flags);
@@ -274,7 +301,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		goto out;
 	}
 	if (p.kind == VN_HOST && p.exists && S_ISDIR(p.st.st_mode) && !(flags & O_PATH) && !p.upper) {
-		fd = vfs_filter_listing(c->sb->vfs, fd, p.vpath);
+		fd = vfs_filter_listing(c->vfs, fd, p.vpath);
 		if (fd < 0) {
 			v = v_error(-fd);
 			goto out;

@@ -11,16 +11,15 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 /* stat of the walked node, following the rules of the node's kind. */
 static int node_stat(struct call *c, struct vfs_path *p, struct stat *st)
 {
 	if (p->kind == VN_MAGIC_FD) {
-		int fd = vfs_open(c->sb->vfs, c->task, p, O_PATH, 0);
+		int fd = vfs_open(c->vfs, c->task, p, O_PATH, 0);
 		if (fd < 0)
 			return fd;
 		int r = fstat(fd, st) < 0 ? -errno : 0;
@@ -36,7 +35,7 @@ static int node_stat(struct call *c, struct vfs_path *p, struct stat *st)
 static int task_fd_stat(struct call *c, int fd, struct stat *st)
 {
 	int r = fs_task_fd_stat(c, fd, st);
-	struct vfs *v = c->sb->vfs;
+	struct vfs *v = c->vfs;
 	const char *standin = r == 0 && S_ISREG(st->st_mode) && st->st_size == 0
 				      ? reg_get_link(st->st_dev, st->st_ino) : NULL;
 	if (standin) {
@@ -192,8 +191,8 @@ struct verdict sys_statx(struct call *c)
 			stat_to_statx(&st, &sx);
 			goto standin;
 		}
-		if (r == 0 && c->sb->vfs->ov_used && sx.stx_dev_major == major(c->sb->vfs->ov_dev) &&
-		    sx.stx_dev_minor == minor(c->sb->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
+		if (r == 0 && c->vfs->ov_used && sx.stx_dev_major == major(c->vfs->ov_dev) &&
+		    sx.stx_dev_minor == minor(c->vfs->ov_dev) && task_fd_stat(c, dirfd, &st) == 0)
 			statx_ident(&sx, &st);
 		call_putfd(fd);
 		if (r < 0)
@@ -335,7 +334,7 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 		struct stat st;
 		int mfd;
 		pid_t mpid;
-		r = proc_walk_step(c->sb->vfs, c->task, dir, name, &st, link, sizeof link, &mfd, &mpid);
+		r = proc_walk_step(c->vfs, c->task, dir, name, &st, link, sizeof link, &mfd, &mpid);
 		n = r < 0 ? r : (ssize_t)strlen(link);
 	}
 	if (n < 0) {
@@ -438,7 +437,7 @@ struct verdict sys_fstatfs(struct call *c)
 		ssize_t n = readlink(self, host, sizeof host - 1);
 		/* pipes, sockets, memfds keep the kernel's answer */
 		if (n > 0 && host[0] == '/' && strncmp(host, "/memfd:", 7) != 0)
-			statfs_kind(fs_mount_of_fd(c->sb->vfs, fd), &sf);
+			statfs_kind(fs_mount_of_fd(c->vfs, fd), &sf);
 	}
 	call_putfd(fd);
 	if (r < 0)

@@ -73,19 +73,18 @@ struct vfs {
 	char ov_base_path[PATH_MAX];
 	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
-	/* The supervisor's own credentials (all capabilities, fsuid 0 when
-	 * root) for copy-up, and back to the sandbox's: set by whoever owns
-	 * the credentials (interposer); NULL: setfsuid only. */
-	void (*creds_self)(void *ctx);
-	void (*creds_sandbox)(void *ctx);
-	void *creds_ctx;
+	/* The credentials the loop switches between: moat's own (all
+	 * capabilities, fsuid 0 when root) for copy-up, and back to the
+	 * sandbox's.  NULL: setfsuid only. */
+	const struct creds *creds;
 	/* What moat holds in files for the sandbox (held.c) is charged to its
 	 * memory limit: mem_limit (0: none, then HELD_CAP_DEFAULT), less what
-	 * the sandbox's processes use now (mem_used, with creds_ctx). */
+	 * the sandbox's processes use now (mem_used, with mem_ctx). */
 	uint64_t mem_limit;
 	const char *etc_allow[16];   /* --etc NAME: more of the host's /etc shown */
 	int netc_allow;
 	uint64_t (*mem_used)(void *ctx);
+	void *mem_ctx;
 	bool tty_unheld;             /* fds 0-2 hold a terminal that is not
 				      * moat's controlling terminal: it may be
 				      * nobody's, and then a TIOCSCTTY could

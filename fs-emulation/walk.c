@@ -1,6 +1,6 @@
 /* The virtual path walk.  See vfs.h for the contract. */
+#include "core/call.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/call.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "interposer/task.h"
+#include "core/task.h"
 
 #define MAX_HOPS 40
 

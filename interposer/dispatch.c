@@ -17,91 +17,12 @@
 
 #include "audit/audit.h"
 #include "audit/stack.h"
-#include "interposer/call.h"
+#include "core/call.h"
+#include "core/job.h"
+#include "core/task.h"
 #include "interposer/dispatch.h"
-#include "net-stub/async.h"
 #include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/table.h"
-
-static bool notif_valid(struct call *c)
-{
-	return ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->id) == 0;
-}
-
-int call_read(struct call *c, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(c->tid, &local, 1, &remote, 1, 0);
-	if (n != (ssize_t)len)
-		return -EFAULT;
-	/* Copy first, then make sure the pid still names our caller: a
-	 * vanished thread's tid could have been reused. */
-	return notif_valid(c) ? 0 : -ESRCH;
-}
-
-int mem_read_str(pid_t pid, uint64_t addr, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = '\0';
-	if (!addr)
-		return -EFAULT;
-	while (off < len) {
-		/* Small reads first (most paths are short, and "" is common:
-		 * glibc's fstat), never across a page end in one read, so an
-		 * unmapped page after the string cannot fail a valid path. */
-		size_t page_left = 4096 - ((addr + off) & 4095);
-		size_t chunk = off == 0 ? 256 : len - off;
-		size_t want = chunk < page_left ? chunk : page_left;
-		if (want > len - off)
-			want = len - off;
-		struct iovec local = { buf + off, want };
-		struct iovec remote = { (void *)(uintptr_t)(addr + off), want };
-		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-		if (n <= 0) {
-			buf[off < len ? off : len - 1] = '\0';
-			return -EFAULT;
-		}
-		if (memchr(buf + off, '\0', (size_t)n))
-			return 0;
-		off += (size_t)n;
-	}
-	buf[len - 1] = '\0';
-	return -ENAMETOOLONG;
-}
-
-int call_read_path(struct call *c, int argi, int slot)
-{
-	if (slot >= c->npath)
-		c->npath = slot + 1;
-	int r = mem_read_str(c->tid, c->arg[argi], c->path[slot], PATH_MAX);
-	if (r < 0)
-		return r;
-	/* Copy first, then make sure the pid still names our caller. */
-	return notif_valid(c) ? 0 : -ESRCH;
-}
-
-int call_write(struct call *c, uint64_t addr, const void *buf, size_t len)
-{
-	struct iovec local = { (void *)buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_writev(c->tid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : -EFAULT;
-}
-
-void call_putfd(int fd)
-{
-	net_close(fd);
-}
-
-int call_getfd(struct call *c, int fd)
-{
-	if (fd < 0)
-		return -EBADF;
-	int r = (int)syscall(SYS_pidfd_getfd, c->task->proc->pidfd, fd, 0);
-	return r < 0 ? -errno : r;
-}
 
 static void reply(struct call *c, int64_t val, int error, uint32_t flags)
 {
@@ -111,32 +32,6 @@ static void reply(struct call *c, int64_t val, int error, uint32_t flags)
 	/* ENOENT: the caller died or was interrupted; nothing to undo for
 	 * plain values, and fds are closed by the caller of reply. */
 	ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-}
-
-void dispatch_reply(int notify_fd, uint64_t id, int64_t val, int error)
-{
-	struct seccomp_notif_resp resp = { .id = id, .val = val, .error = error };
-	ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-}
-
-void dispatch_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags)
-{
-	struct seccomp_notif_addfd addfd = {
-		.id = id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
-		.newfd_flags = fd_flags,
-	};
-	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno != ENOENT)
-		dispatch_reply(notify_fd, id, 0, -errno);
-}
-
-int dispatch_install(int notify_fd, uint64_t id, int fd, int at, unsigned fd_flags)
-{
-	struct seccomp_notif_addfd addfd = {
-		.id = id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)fd,
-		.newfd = (uint32_t)at, .newfd_flags = fd_flags,
-	};
-	int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-	return r < 0 ? -errno : r;
 }
 
 static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
@@ -154,11 +49,10 @@ static int64_t grant_fd(struct call *c, int fd, unsigned fd_flags)
 	return r < 0 ? -errno : r;
 }
 
-void dispatch_done(struct pending *p, int64_t result)
+void dispatch_done(struct sandbox *sb, struct pending *p, int64_t result)
 {
 	if (!p->call)
 		return;
-	struct sandbox *sb = p->call->sb;
 	/* The thread may be gone by now: its task is looked up again.  It
 	 * still waits for the answer, so its stack is still there. */
 	struct call *c = p->call;
@@ -171,6 +65,24 @@ void dispatch_done(struct pending *p, int64_t result)
 	}
 	free(p->call);
 	p->call = NULL;
+}
+
+void dispatch_jobs_complete(struct sandbox *sb)
+{
+	struct job *j;
+	while ((j = job_next_done())) {
+		if (j->finish)
+			j->finish(j);
+		dispatch_done(sb, &j->pending, j->result < 0 ? -j->err : j->result);
+		if (j->grant && j->result >= 0) {
+			notif_grant(j->notify_fd, j->id, (int)j->result, j->fd_flags);
+			close((int)j->result);
+		} else {
+			notif_reply(j->notify_fd, j->id, j->result < 0 ? 0 : j->result,
+				    j->result < 0 ? -j->err : 0);
+		}
+		j->release(j);
+	}
 }
 
 /* Fault injection for the watchdog's tests (tests/compat/run.sh
@@ -221,7 +133,9 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	c.id = n->id;
 	c.notify_fd = notify_fd;
 	c.tid = (pid_t)n->pid;
-	c.sb = sb;
+	c.vfs = sb->vfs;
+	c.net = sb->net;
+	c.creds = &sb->creds;
 	c.nr = n->data.nr;
 	memcpy(c.arg, n->data.args, sizeof c.arg);
 	c.ip = n->data.instruction_pointer;
@@ -229,7 +143,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	c.detail[0] = '\0';
 	c.path[0][0] = c.path[1][0] = '\0';
 	c.resolved[0][0] = c.resolved[1][0] = '\0';
-	c.net.family = 0;
+	c.dest.family = 0;
 	c.pending = NULL;
 	c.ent = sc_lookup(c.nr);
 	c.task = task_find(c.tid);

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "interposer/sandbox.h"
-#include "interposer/task.h"
 
 /* How often the sandbox's processes are sampled for moat's own memory
  * accounting (the fallback). */

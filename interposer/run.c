@@ -28,13 +28,13 @@
 
 #include "audit/audit.h"
 #include "audit/stack.h"
+#include "core/job.h"
+#include "core/task.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "interposer/trace.h"
 #include "interposer/watchdog.h"
-#include "net-stub/async.h"
 #include "net-stub/net.h"
 #include "syscall-table/filter.h"
 
@@ -44,87 +44,6 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
-
-/* While it serves the sandbox the supervisor keeps only the capabilities
- * its own mechanics need — ptrace and pidfd_getfd of tasks of another uid
- * (SYS_PTRACE), signals to them (KILL), switching its fs and thread ids
- * (SETUID, SETGID) — so nothing it does for the sandbox can use the rest
- * (SETFCAP for security.capability, SYS_ADMIN for trusted.* xattrs...). */
-#define LOOP_CAPS ((1u << CAP_SYS_PTRACE) | (1u << CAP_KILL) | (1u << CAP_SETUID) | (1u << CAP_SETGID))
-
-static void set_caps(bool all)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return;
-	d[0].effective = all ? d[0].permitted : d[0].permitted & LOOP_CAPS;
-	d[1].effective = all ? d[1].permitted : 0;
-	syscall(SYS_capset, &h, d);
-}
-
-void creds_sandbox(struct sandbox *sb)
-{
-	if (sb->as_root) {
-		setfsgid(sb->gid);
-		setfsuid(sb->uid);
-		set_caps(false);
-	}
-}
-
-void creds_self(struct sandbox *sb)
-{
-	if (sb->as_root) {
-		set_caps(true);
-		setfsuid(0);
-		setfsgid(0);
-	}
-}
-
-void creds_identity_begin(struct sandbox *sb)
-{
-	if (!sb->as_root)
-		return;
-	/* Raw syscalls: glibc's wrappers would change every thread. */
-	syscall(SYS_setresgid, sb->gid, sb->gid, 0);
-	syscall(SYS_setresuid, sb->uid, sb->uid, 0);
-	creds_sandbox(sb);
-}
-
-void creds_identity_end(struct sandbox *sb)
-{
-	if (!sb->as_root)
-		return;
-	syscall(SYS_setresuid, 0, 0, 0);
-	syscall(SYS_setresgid, 0, 0, 0);
-	creds_sandbox(sb); /* the loop's usual state: sandbox fsuid */
-}
-
-void creds_bare_begin(struct sandbox *sb)
-{
-	if (!sb->as_root)
-		return;
-	syscall(SYS_setresgid, sb->gid, sb->gid, 0);
-	syscall(SYS_setresuid, sb->uid, sb->uid, 0);
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return;
-	d[0].effective = d[1].effective = 0;
-	syscall(SYS_capset, &h, d);
-}
-
-void creds_admin_begin(struct sandbox *sb)
-{
-	if (sb->as_root)
-		set_caps(true);
-}
-
-void creds_admin_end(struct sandbox *sb)
-{
-	if (sb->as_root)
-		set_caps(false);
-}
 
 /* ---- the child, before exec: it may only die ---- */
 
@@ -192,10 +111,10 @@ static void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int fd_wr,
 	if (chdir(empty_dir) < 0)
 		child_fail(fd_wr, "chdir");
 	if (geteuid() == 0) {
-		gid_t g = sb->gid;
+		gid_t g = sb->creds.gid;
 		drop_bounding();
-		if (setgroups(1, &g) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
-		    setresuid(sb->uid, sb->uid, sb->uid) < 0)
+		if (setgroups(1, &g) < 0 || setresgid(sb->creds.gid, sb->creds.gid, sb->creds.gid) < 0 ||
+		    setresuid(sb->creds.uid, sb->creds.uid, sb->creds.uid) < 0)
 			child_fail(fd_wr, "setuid");
 	}
 	drop_caps();
@@ -412,7 +331,7 @@ int sandbox_run(struct sandbox *sb)
 	sb->res.t0_ns = limits_now();
 	clock_gettime(CLOCK_REALTIME, &sb->res.t0_real);
 	/* Before the loop's credentials: a return here leaves moat itself. */
-	if (net_jobs_init() < 0) {
+	if (jobs_init() < 0) {
 		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
 		kill(child, SIGKILL);
 		return 125;
@@ -420,8 +339,8 @@ int sandbox_run(struct sandbox *sb)
 	/* The child is in it now: removed, the kernel cwd names nothing. */
 	rmdir(empty);
 	close(fdp[0]);
-	if (sb->as_root) {
-		gid_t g = sb->gid; /* host DAC for the sandbox: its groups, not root's */
+	if (sb->creds.as_root) {
+		gid_t g = sb->creds.gid; /* host DAC for the sandbox: its groups, not root's */
 		setgroups(1, &g);
 	}
 
@@ -432,9 +351,9 @@ int sandbox_run(struct sandbox *sb)
 	/* Before the sandbox's credentials: the watchdog keeps moat's own. */
 	if (watchdog_start(sb) < 0)
 		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
-	creds_sandbox(sb);
+	creds_sandbox(&sb->creds);
 	struct pollfd pfd[6] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
-				 { net_jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
+				 { jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
 				 { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } };
 	int forwarded = 0;
 	bool resweep = false;
@@ -447,7 +366,7 @@ int sandbox_run(struct sandbox *sb)
 			task_kill_unlinked();
 		}
 		if (resweep)
-			resweep = net_jobs_sweep();
+			resweep = jobs_sweep();
 		bool watch = limits_watched(sb) || sb->res.stopping;
 		pfd[4].fd = sb->out.rd[0];
 		pfd[5].fd = sb->out.rd[1];
@@ -482,12 +401,12 @@ int sandbox_run(struct sandbox *sb)
 			reap(sb);
 			/* A caller that died or took a signal leaves its job
 			 * nothing to wait for. */
-			resweep = net_jobs_sweep();
+			resweep = jobs_sweep();
 		}
 		if (pfd[2].revents & POLLIN)
-			net_jobs_complete();
+			dispatch_jobs_complete(sb);
 		if (pfd[3].revents & POLLIN)
-			net_dns_serve(sb->net, sb);
+			net_dns_serve(sb->net, sb->audit);
 		for (int k = 0; k < 2; k++)
 			if (pfd[4 + k].revents & (POLLIN | POLLHUP))
 				output_read(sb, k);
@@ -501,7 +420,7 @@ int sandbox_run(struct sandbox *sb)
 			pfd[0].fd = -1; /* no filtered task is left */
 	}
 	watchdog_stop();
-	creds_self(sb);
+	creds_self(&sb->creds);
 	/* Reap what is left (tracees reparented to us, zombies). */
 	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
 		;

@@ -14,9 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/handlers.h"
 
 static struct verdict outside(struct call *c, pid_t pid)
@@ -192,7 +192,7 @@ struct verdict sys_ioctl(struct call *c)
 {
 	unsigned cmd = (unsigned)c->arg[1];
 	snprintf(c->detail, sizeof c->detail, "request=%#x", cmd);
-	if (cmd == TIOCSCTTY && !c->sb->vfs->tty_unheld) {
+	if (cmd == TIOCSCTTY && !c->vfs->tty_unheld) {
 		/* A pty of the sandbox's own may become its controlling
 		 * terminal (script, pty.fork).  The check below reads the fd
 		 * table, which another thread may change before the kernel
@@ -207,7 +207,7 @@ struct verdict sys_ioctl(struct call *c)
 		ssize_t l = readlink(link, host, sizeof host - 1);
 		if (l > 9) {
 			host[l] = '\0';
-			if (strncmp(host, "/dev/pts/", 9) == 0 && atoi(host + 9) != c->sb->vfs->tty_pts &&
+			if (strncmp(host, "/dev/pts/", 9) == 0 && atoi(host + 9) != c->vfs->tty_pts &&
 			    strspn(host + 9, "0123456789") == strlen(host + 9))
 				return v_continue();
 		}

@@ -24,7 +24,7 @@ struct verdict sys_uname(struct call *c)
 	 * name after our terminator would go out with the struct. */
 	memset(u.nodename, 0, sizeof u.nodename);
 	memset(u.domainname, 0, sizeof u.domainname);
-	snprintf(u.nodename, sizeof u.nodename, "%s", etc_hostname(c->sb->vfs));
+	snprintf(u.nodename, sizeof u.nodename, "%s", etc_hostname(c->vfs));
 	snprintf(u.domainname, sizeof u.domainname, "(none)");
 	return call_write(c, c->arg[0], &u, sizeof u) < 0 ? v_error(EFAULT) : v_value(0);
 }

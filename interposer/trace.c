@@ -19,12 +19,12 @@
 
 #include "audit/audit.h"
 #include "audit/stack.h"
+#include "core/call.h"
+#include "core/task.h"
 #include "fs-emulation/exec.h"
 #include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/call.h"
 #include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "syscall-table/filter.h"
 
 static void resume(pid_t pid, int sig)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hurry.h"
 #include "interposer/cgroup.h"
 #include "interposer/limits.h"
 #include "interposer/sandbox.h"
@@ -25,7 +26,6 @@ static struct {
 	bool running;
 	int stop[2];                /* a byte here ends the watch */
 	_Atomic uint64_t busy_since; /* 0: the loop waits in poll */
-	_Atomic bool hurry;          /* an action is due and the loop is busy */
 	void (*last_words)(const char *msg);
 } wd = { .stop = { -1, -1 } };
 
@@ -38,17 +38,12 @@ static void on_kick(int sig)
 void watchdog_idle(void)
 {
 	atomic_store_explicit(&wd.busy_since, 0, memory_order_relaxed);
-	atomic_store_explicit(&wd.hurry, false, memory_order_relaxed);
+	hurry_set(false);
 }
 
 void watchdog_last_words(void (*fn)(const char *msg))
 {
 	wd.last_words = fn;
-}
-
-bool watchdog_hurry(void)
-{
-	return atomic_load_explicit(&wd.hurry, memory_order_relaxed);
 }
 
 void watchdog_busy(void)
@@ -124,13 +119,13 @@ static void *watch(void *arg)
 		 * process) when the sandbox's SIGKILL is due: the kernel kills
 		 * it now (cgroup.kill), not when that call is done. */
 		if (stuck >= KILL_BUSY_NS && kill_due(wd.sb, now)) {
-			atomic_store_explicit(&wd.hurry, true, memory_order_relaxed);
+			hurry_set(true);
 			if (!killed)
 				killed = cgroup_kill_async();
 		}
 		if (stuck < KILL_BUSY_NS || !owed(wd.sb, now))
 			continue;
-		atomic_store_explicit(&wd.hurry, true, memory_order_relaxed);
+		hurry_set(true);
 		if (stuck < STUCK_NS)
 			continue;
 		if (kicked_busy == b && now - kicked_at >= GIVE_UP_NS)

@@ -27,9 +27,6 @@ void watchdog_stop(void);
 /* The loop is about to wait (poll) / has woken up and is at work. */
 void watchdog_idle(void);
 void watchdog_busy(void);
-/* Has the watchdog found an action due while the loop is busy?  Long work
- * on the loop (a big synthetic file) asks between steps and gives up. */
-bool watchdog_hurry(void);
 /* What to do, from the watchdog's thread, just before it ends a stuck run
  * (write a report that says so): `msg` is its one line. */
 void watchdog_last_words(void (*fn)(const char *msg));

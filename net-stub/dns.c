@@ -17,9 +17,8 @@
 
 #include "audit/audit.h"
 #include "audit/stack.h"
-#include "interposer/call.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
+#include "core/call.h"
+#include "core/task.h"
 
 static const char *type_name(unsigned t, char *buf, size_t len)
 {
@@ -163,7 +162,7 @@ static bool dns_may_record(struct net *n)
 	return true;
 }
 
-void net_dns_serve(struct net *n, struct sandbox *sb)
+void net_dns_serve(struct net *n, struct audit *audit)
 {
 	/* All waiting questions first, then the stacks of their askers, then
 	 * the answers: an asker woken by one answer would have moved on before
@@ -189,7 +188,7 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 			continue; /* not a query: dropped unanswered, and not counted */
 		source_of(n, ntohs(in[nin].from.sin_port), &in[nin].pid, &in[nin].tid);
 		in[nin].nstack = 0;
-		bool rec = sb->audit && dns_may_record(n);
+		bool rec = audit && dns_may_record(n);
 		in[nin].record = rec;
 		if (rec && in[nin].pid) {
 			/* The asker waits in poll() for the answer: where it
@@ -228,7 +227,7 @@ void net_dns_serve(struct net *n, struct sandbox *sb)
 		if (in[k].record) {
 			struct proc *p = in[k].pid ? proc_find(in[k].pid) : NULL;
 			cn.allowed = pinned;
-			audit_dns(sb->audit, in[k].pid, in[k].tid, p ? p->exe : "", &cn,
+			audit_dns(audit, in[k].pid, in[k].tid, p ? p->exe : "", &cn,
 				  pinned ? "emulate" : "deny", pinned ? "net.allow" : "net.dns",
 				  in[k].stack, p ? in[k].nstack : 0);
 		}

@@ -63,6 +63,7 @@ struct net_seen {
 
 struct net {
 	enum net_mode mode;
+	char id[17];              /* the sandbox's id: abstract names live under moat-ID/ */
 	struct net_rule rule[NET_MAX_RULES];
 	int nrule;
 	struct net_pin pin[NET_MAX_PINS];
@@ -102,6 +103,11 @@ enum net_dest net_policy_check(const struct net *n, const struct sockaddr *sa, s
 			       const struct net_rule **rule);
 /* The pinned name of an address, or NULL. */
 const char *net_pinned_name(const struct net *n, const struct sockaddr *sa, socklen_t len);
+/* The destinations tried as a JSON array (the run report's), and the
+ * fields of the audit log's "net-summary" record (audit_summary): the
+ * loopback in force and every destination tried.  ctx: the struct net. */
+void net_json_destinations(FILE *f, const struct net *n);
+void net_summary_fields(FILE *f, const void *ctx);
 /* Tell the user what the network refused (nothing if nothing was). */
 void net_summary(const struct net *n, FILE *f);
 /* Count an attempt in the summary. */
@@ -112,7 +118,8 @@ bool net_addr_text(const struct sockaddr *sa, socklen_t len, char *addr, size_t 
 
 /* ---- worlds (netns.c) ---- */
 
-struct sandbox;
+struct creds;
+struct audit;
 
 /* Make the private world: a network namespace with `lo` up and the stub
  * resolver bound in it — moat's own when root (NET_NETNS), else a helper
@@ -131,7 +138,7 @@ static inline bool net_private(const struct net *n)
 int net_world(const struct net *n, int fd);
 /* A new socket in the private (priv) or host world, made with the
  * sandbox's ids.  -errno on failure. */
-int net_socket(struct net *n, struct sandbox *sb, bool priv, int domain, int type, int proto);
+int net_socket(struct net *n, const struct creds *cr, bool priv, int domain, int type, int proto);
 
 /* ---- DNS (dns.c) ---- */
 
@@ -140,7 +147,7 @@ int net_socket(struct net *n, struct sandbox *sb, bool priv, int domain, int typ
 bool dns_question(const unsigned char *msg, size_t len, char *name, size_t nlen, char *type,
 		  size_t tlen);
 /* Answer every query waiting on the stub's socket (called by the loop). */
-void net_dns_serve(struct net *n, struct sandbox *sb);
+void net_dns_serve(struct net *n, struct audit *audit);
 /* Remember that thread tid sent to the stub from local port `port`. */
 void net_dns_note_source(struct net *n, uint16_t port, int pid, int tid);
 

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "interposer/sandbox.h"
+#include "core/creds.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -278,7 +278,7 @@ int net_world(const struct net *n, int fd)
 	return c == n->host_cookie ? 0 : -1;
 }
 
-int net_socket(struct net *n, struct sandbox *sb, bool priv, int domain, int type, int proto)
+int net_socket(struct net *n, const struct creds *cr, bool priv, int domain, int type, int proto)
 {
 	if (priv && n->mode == NET_NONE)
 		return -EACCES;
@@ -290,23 +290,23 @@ int net_socket(struct net *n, struct sandbox *sb, bool priv, int domain, int typ
 		return s == -EPIPE || s == -EPROTO ? -EIO : s;
 	}
 	if (priv) {
-		creds_admin_begin(sb);
+		creds_admin_begin(cr);
 		int r = setns(n->priv_ns, CLONE_NEWNET);
-		creds_admin_end(sb);
+		creds_admin_end(cr);
 		if (r < 0)
 			return -errno;
 	}
 	/* With the sandbox's ids and no capability: owner matches in the
 	 * host's firewall see the sandbox's uid, not root, and a socket keeps
 	 * its maker's credentials (netlink checks them). */
-	creds_bare_begin(sb);
+	creds_bare_begin(cr);
 	int s = socket(domain, type | SOCK_CLOEXEC, proto);
 	int e = errno;
-	creds_identity_end(sb);
+	creds_identity_end(cr);
 	if (priv) {
-		creds_admin_begin(sb);
+		creds_admin_begin(cr);
 		int r = setns(n->host_ns, CLONE_NEWNET);
-		creds_admin_end(sb);
+		creds_admin_end(cr);
 		if (r < 0) {
 			/* Every later host socket would be made in the private
 			 * world: harmless (it reaches nothing), but say so. */

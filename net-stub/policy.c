@@ -379,6 +379,33 @@ int net_policy_load(struct net *n, const char *file, char *err, size_t errlen)
 	return rc;
 }
 
+void net_json_destinations(FILE *f, const struct net *n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n->nseen; i++) {
+		const struct net_seen *s = &n->seen[i];
+		fputs(i ? ",{\"destination\":" : "{\"destination\":", f);
+		if (json_str(f, s->what)) {
+			fputs(",\"destination-hex\":", f);
+			json_hex(f, s->what, strlen(s->what));
+		}
+		fprintf(f, ",\"tried\":%u,\"allowed\":%u,\"denied\":%u}", s->tried, s->allowed,
+			s->denied);
+	}
+	fputc(']', f);
+}
+
+void net_summary_fields(FILE *f, const void *ctx)
+{
+	const struct net *n = ctx;
+	fputs("\"loopback\":", f);
+	json_str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
+	fputs(",\"destinations\":", f);
+	net_json_destinations(f, n);
+	if (n->dns_unrecorded)
+		fprintf(f, ",\"unrecorded\":%u", n->dns_unrecorded);
+}
+
 void net_summary(const struct net *n, FILE *f)
 {
 	unsigned denied = 0, dests = 0;

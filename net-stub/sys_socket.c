@@ -28,10 +28,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/creds.h"
+#include "core/task.h"
 #include "fs-emulation/fs.h"
-#include "interposer/dispatch.h"
-#include "interposer/sandbox.h"
-#include "interposer/task.h"
 #include "net-stub/async.h"
 #include "net-stub/net.h"
 #include "syscall-table/decode.h"
@@ -73,10 +72,10 @@ struct verdict sys_socket(struct call *c)
 			 * moat makes the socket in the private world, so it
 			 * never holds a port of the host's (a UDP socket binds
 			 * one on its first write, whatever the address). */
-			struct net *n = c->sb->net;
+			struct net *n = c->net;
 			if (n->mode == NET_NONE && udp)
 				return v_deny(EACCES, "net.no-private-loopback");
-			int s = net_socket(n, c->sb, n->mode != NET_NONE, family, type & ~SOCK_CLOEXEC,
+			int s = net_socket(n, c->creds, n->mode != NET_NONE, family, type & ~SOCK_CLOEXEC,
 					   proto);
 			if (s < 0)
 				return v_error(-s);
@@ -90,11 +89,11 @@ struct verdict sys_socket(struct call *c)
 			return v_deny(EACCES, "net.raw-socket");
 		return v_deny(EPROTONOSUPPORT, "net.protocol");
 	}
-	if (family == AF_NETLINK && proto == NETLINK_ROUTE && net_private(c->sb->net)) {
+	if (family == AF_NETLINK && proto == NETLINK_ROUTE && net_private(c->net)) {
 		/* getifaddrs, if_nameindex and getaddrinfo's AI_ADDRCONFIG read
 		 * the interface list: the private world's (lo alone), from a
 		 * socket made there with the sandbox's ids and no capability. */
-		int s = net_socket(c->sb->net, c->sb, true, family, type & ~SOCK_CLOEXEC, proto);
+		int s = net_socket(c->net, c->creds, true, family, type & ~SOCK_CLOEXEC, proto);
 		if (s < 0)
 			return v_error(-s);
 		return v_fd(s, type & SOCK_CLOEXEC ? O_CLOEXEC : 0);
@@ -161,7 +160,7 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 	if (sa->sun_path[0] == '\0') {
 		size_t nlen = plen - 1;
 		snprintf(c->detail, sizeof c->detail, "@%.*s", (int)nlen, sa->sun_path + 1);
-		if (net_world(c->sb->net, sock) == 1) {
+		if (net_world(c->net, sock) == 1) {
 			memcpy(&out->sun, sa, salen);
 			out->len = salen;
 			return 0;
@@ -169,7 +168,7 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 		char name[sizeof sa->sun_path];
 		memcpy(name, sa->sun_path + 1, nlen);
 		int n = snprintf(out->sun.sun_path + 1, sizeof out->sun.sun_path - 1, "moat-%s/",
-				 c->sb->id);
+				 c->net->id);
 		if ((size_t)n + 1 + nlen > sizeof out->sun.sun_path) {
 			*v = v_error(EINVAL);
 			return -1;
@@ -195,7 +194,7 @@ static int unix_target(struct call *c, int sock, const struct sockaddr_un *sa, s
 			*v = v_error(EADDRINUSE);
 		} else if (p.outside) {
 			*v = v_deny(ENOENT, "fs.outside-view");
-		} else if ((r = vfs_prepare(c->sb->vfs, &p, VC_CREATE)) < 0) {
+		} else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0) {
 			*v = v_error(-r);
 		} else {
 			out->hold = p.parent; /* ownership moves to the target */
@@ -270,16 +269,16 @@ static enum net_dest decide(struct net *n, const struct sockaddr_storage *ss, so
 	return d;
 }
 
-/* Fill c->net (and the detail) for an inet destination. */
+/* Fill c->dest (and the detail) for an inet destination. */
 static void note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
 		      const struct net_rule *rule)
 {
-	struct call_net *cn = &c->net;
+	struct call_net *cn = &c->dest;
 	if (!net_addr_text(sa, len, cn->address, sizeof cn->address, &cn->port))
 		return;
 	cn->family = sa->sa_family;
 	cn->allowed = rule != NULL;
-	const char *host = rule && rule->host[0] ? rule->host : net_pinned_name(c->sb->net, sa, len);
+	const char *host = rule && rule->host[0] ? rule->host : net_pinned_name(c->net, sa, len);
 	snprintf(cn->host, sizeof cn->host, "%s", host ? host : "");
 	char d[200];
 	sc_decode_sockaddr(d, sizeof d, sa, len);
@@ -294,7 +293,7 @@ static void note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
 static void seen_dest(struct call *c, bool udp, bool allowed)
 {
 	char what[200];
-	const struct call_net *cn = &c->net;
+	const struct call_net *cn = &c->dest;
 	if (cn->query[0])
 		snprintf(what, sizeof what, "dns %s", cn->query);
 	else
@@ -302,13 +301,13 @@ static void seen_dest(struct call *c, bool udp, bool allowed)
 			 cn->family == AF_INET6 && strchr(cn->address, ':') ? "[" : "", cn->address,
 			 cn->family == AF_INET6 && strchr(cn->address, ':') ? "]" : "", cn->port,
 			 cn->host[0] ? " (" : "", cn->host, cn->host[0] ? ")" : "");
-	net_seen(c->sb->net, what, allowed);
+	net_seen(c->net, what, allowed);
 }
 
 static struct verdict deny_dest(struct call *c, enum net_dest d, bool udp)
 {
 	seen_dest(c, udp, false);
-	if (!net_private(c->sb->net) && d == ND_PRIVATE)
+	if (!net_private(c->net) && d == ND_PRIVATE)
 		return v_deny(ECONNREFUSED, "net.no-private-loopback");
 	if (d == ND_DENY_PORT)
 		return v_deny(ECONNREFUSED, "net.port-not-allowed");
@@ -319,8 +318,8 @@ static struct verdict deny_dest(struct call *c, enum net_dest d, bool udp)
  * private world (sys_socket), where the kernel it talks to knows lo alone. */
 static bool netlink_ok(struct call *c, int s, int family)
 {
-	return family == AF_NETLINK && net_private(c->sb->net) &&
-	       sock_int(s, SOL_SOCKET, SO_DOMAIN) == AF_NETLINK && net_world(c->sb->net, s) == 1;
+	return family == AF_NETLINK && net_private(c->net) &&
+	       sock_int(s, SOL_SOCKET, SO_DOMAIN) == AF_NETLINK && net_world(c->net, s) == 1;
 }
 
 static struct verdict deny_addr_family(struct call *c, const struct sockaddr_storage *ss,
@@ -389,7 +388,7 @@ static int other_world(struct call *c, int s, bool priv)
 	int proto = sock_int(s, SOL_SOCKET, SO_PROTOCOL);
 	if (domain < 0 || type < 0 || proto < 0)
 		return -ENOTSOCK;
-	int n = net_socket(c->sb->net, c->sb, priv, domain, type, proto);
+	int n = net_socket(c->net, c->creds, priv, domain, type, proto);
 	if (n >= 0)
 		copy_options(s, n, domain, type);
 	return n;
@@ -415,41 +414,22 @@ static unsigned fd_cloexec(struct call *c, int fd)
 /* Put socket `n` at the caller's fd number `fd`.  0 or -errno. */
 static int install(struct call *c, int n, int fd)
 {
-	int r = dispatch_install(c->notify_fd, c->id, n, fd, fd_cloexec(c, fd));
+	int r = notif_install(c->notify_fd, c->id, n, fd, fd_cloexec(c, fd));
 	return r < 0 ? r : 0;
 }
 
 /* ---- connect ---- */
 
-static struct net_job *new_job(struct call *c, enum net_op op, int sock)
-{
-	struct net_job *j = calloc(1, sizeof *j);
-	if (!j)
-		return NULL;
-	j->id = c->id;
-	j->notify_fd = c->notify_fd;
-	j->tgid = c->task->proc->tgid;
-	j->tid = c->tid;
-	j->op = op;
-	j->sock = sock;
-	j->hold = -1;
-	j->install_at = -1;
-	j->uid = c->sb->uid;
-	j->gid = c->sb->gid;
-	j->drop = c->sb->as_root;
-	return j;
-}
-
 /* Connect `s` (owned) to `addr`, on a job: a connect can wait for ever (a
  * full backlog, a silent host), and whether it blocks is a flag another
  * sandbox thread can flip at any time, so the loop serves everyone
  * meanwhile; the job connects with the sandbox's ids (SO_PEERCRED), and is
- * interrupted when its caller goes away (net_jobs_sweep).  `hold` (owned) keeps a unix target alive; install_at >= 0
+ * interrupted when its caller goes away (jobs_sweep).  `hold` (owned) keeps a unix target alive; install_at >= 0
  * puts `s` at that fd number of the caller once connected. */
 static struct verdict connect_on(struct call *c, int s, const void *addr, socklen_t len, int hold,
 				 int install_at, bool private_dest)
 {
-	struct net_job *j = new_job(c, NJ_CONNECT, s);
+	struct net_job *j = net_job_new(c, NJ_CONNECT, s);
 	if (j) {
 		j->private_dest = private_dest;
 		j->hold = hold;
@@ -459,16 +439,14 @@ static struct verdict connect_on(struct call *c, int s, const void *addr, sockle
 			j->install_at = install_at;
 			j->install_flags = fd_cloexec(c, install_at);
 		}
-		if (net_job_start(j) == 0) {
-			c->pending = &j->pending;
+		if (net_job_start(c, j) == 0)
 			return v_pending();
-		}
 		j->sock = j->hold = -1;
 		net_job_free(j);
 	}
-	/* No thread (NET_JOBS_MAX run, or none could be made): never the
+	/* No thread (JOBS_MAX run, or none could be made): never the
 	 * connect here, where it could stop the loop; the caller may retry. */
-	net_close(s);
+	call_putfd(s);
 	if (hold >= 0)
 		close(hold);
 	return v_error(EAGAIN);
@@ -479,7 +457,7 @@ static void note_dns_source(struct call *c, int s, const struct sockaddr *to, so
 {
 	char a[46];
 	int port;
-	if (c->sb->net->dns_fd < 0 || !net_addr_text(to, len, a, sizeof a, &port) || port != 53 ||
+	if (c->net->dns_fd < 0 || !net_addr_text(to, len, a, sizeof a, &port) || port != 53 ||
 	    strcmp(a, NET_DNS_ADDR) != 0)
 		return;
 	struct sockaddr_storage me;
@@ -488,13 +466,13 @@ static void note_dns_source(struct call *c, int s, const struct sockaddr *to, so
 	int mport;
 	if (getsockname(s, (struct sockaddr *)&me, &ml) == 0 &&
 	    net_addr_text((struct sockaddr *)&me, ml, ma, sizeof ma, &mport))
-		net_dns_note_source(c->sb->net, (uint16_t)mport, c->task->proc->tgid, c->tid);
+		net_dns_note_source(c->net, (uint16_t)mport, c->task->proc->tgid, c->tid);
 }
 
 static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr_storage *ss,
 				   socklen_t len)
 {
-	struct net *n = c->sb->net;
+	struct net *n = c->net;
 	const struct net_rule *rule;
 	enum net_dest d = decide(n, ss, len, &rule);
 	if (d == ND_INVALID)
@@ -507,11 +485,11 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 	int type = sock_int(s, SOL_SOCKET, SO_TYPE);
 	bool udp = type == SOCK_DGRAM;
 	if (world < 0 || !is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
-		net_close(s);
+		call_putfd(s);
 		return v_error(world < 0 ? ENOTSOCK : EINVAL);
 	}
 	if (d == ND_DENY_HOST || d == ND_DENY_PORT || (d == ND_PRIVATE && !net_private(n))) {
-		net_close(s);
+		call_putfd(s);
 		return deny_dest(c, d, udp);
 	}
 	bool want_priv = d == ND_PRIVATE;
@@ -523,7 +501,7 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 		 * new one in the right world, connected by moat, takes its
 		 * place. */
 		int ns = other_world(c, s, want_priv);
-		net_close(s);
+		call_putfd(s);
 		if (ns < 0)
 			return v_error(-ns);
 		s = ns;
@@ -539,7 +517,7 @@ static struct verdict inet_connect(struct call *c, int fd, const struct sockaddr
 			e = -r;
 		if (r == 0)
 			note_dns_source(c, s, (const struct sockaddr *)ss, len);
-		net_close(s);
+		call_putfd(s);
 		v = r < 0 ? v_error(e) : v_value(0);
 	} else {
 		v = connect_on(c, s, ss, len, -1, install_at, want_priv);
@@ -561,22 +539,22 @@ struct verdict sys_connect(struct call *c)
 	if (s < 0)
 		return v_error(EBADF);
 	if (ss.ss_family != AF_UNIX && ss.ss_family != AF_UNSPEC && !netlink_ok(c, s, ss.ss_family)) {
-		net_close(s);
+		call_putfd(s);
 		return deny_addr_family(c, &ss, len);
 	}
 	struct unix_target t = { .hold = -1 };
 	if (ss.ss_family == AF_UNSPEC && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN)) &&
-	    sock_int(s, SOL_SOCKET, SO_TYPE) == SOCK_DGRAM && net_world(c->sb->net, s) != 1) {
+	    sock_int(s, SOL_SOCKET, SO_TYPE) == SOCK_DGRAM && net_world(c->net, s) != 1) {
 		/* Dissolving the association of a UDP socket moat put in the
 		 * host's namespace would leave it unconnected there, and its
 		 * next write would bind a host port: it goes back to the private
 		 * world instead, unconnected, as the call asks. */
 		int ns = other_world(c, s, true);
-		net_close(s);
+		call_putfd(s);
 		if (ns < 0)
 			return ns == -EACCES ? v_deny(EACCES, "net.no-private-loopback") : v_error(-ns);
 		int r = install(c, ns, fd);
-		net_close(ns);
+		call_putfd(ns);
 		return r < 0 ? v_error(-r) : v_value(0);
 	}
 	if (ss.ss_family != AF_UNIX) {
@@ -585,7 +563,7 @@ struct verdict sys_connect(struct call *c)
 		memcpy(&t.any, &ss, len); /* len <= sizeof ss (read_addr) */
 		t.len = len;
 	} else if (unix_target(c, s, (struct sockaddr_un *)&ss, len, false, &t, &v) < 0) {
-		net_close(s);
+		call_putfd(s);
 		return v;
 	}
 	/* An abstract name is looked up among the private world's (or
@@ -604,7 +582,7 @@ struct verdict sys_connect(struct call *c)
  * stays, and is refused, as it always is as root.  0 with *s the socket to use, or -errno (-EACCES: refused). */
 static int to_private(struct call *c, int fd, int *s)
 {
-	struct net *n = c->sb->net;
+	struct net *n = c->net;
 	int world = net_world(n, *s);
 	if (world == 1)
 		return 0;
@@ -624,10 +602,10 @@ static int to_private(struct call *c, int fd, int *s)
 		return ns;
 	int r = install(c, ns, fd);
 	if (r < 0) {
-		net_close(ns);
+		call_putfd(ns);
 		return r;
 	}
-	net_close(*s);
+	call_putfd(*s);
 	*s = ns;
 	return 0;
 }
@@ -652,32 +630,32 @@ struct verdict sys_bind(struct call *c)
 		note_dest(c, (struct sockaddr *)&ss, len, NULL);
 		int r = to_private(c, (int)c->arg[0], &s);
 		if (r < 0) {
-			net_close(s);
-			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
+			call_putfd(s);
+			return r == -EACCES ? v_deny(EACCES, c->net->mode == NET_NONE
 									 ? "net.no-private-loopback"
 									 : "net.bind-host")
 					    : v_error(-r);
 		}
 	} else if (ss.ss_family == AF_UNIX) {
 		if (unix_target(c, s, (struct sockaddr_un *)&ss, len, true, &t, &v) < 0) {
-			net_close(s);
+			call_putfd(s);
 			return v;
 		}
 		addr = &t.sun;
 		len = t.len;
 	} else if (!netlink_ok(c, s, ss.ss_family)) {
-		net_close(s);
+		call_putfd(s);
 		return deny_addr_family(c, &ss, len);
 	}
 	/* With the sandbox's ids: a port below 1024 is refused as it would
 	 * be to the sandbox. */
 	mode_t old = umask(c->task->proc->fs->umask);
-	creds_identity_begin(c->sb);
+	creds_identity_begin(c->creds);
 	int r = bind(s, (const struct sockaddr *)addr, len);
 	int e = errno;
-	creds_identity_end(c->sb);
+	creds_identity_end(c->creds);
 	umask(old);
-	net_close(s);
+	call_putfd(s);
 	if (t.hold >= 0)
 		close(t.hold);
 	return r < 0 ? v_error(e) : v_value(0);
@@ -694,8 +672,8 @@ struct verdict sys_listen(struct call *c)
 		 * the host (a failed connect leaves it unbound again). */
 		int r = to_private(c, (int)c->arg[0], &s);
 		if (r < 0) {
-			net_close(s);
-			return r == -EACCES ? v_deny(EACCES, c->sb->net->mode == NET_NONE
+			call_putfd(s);
+			return r == -EACCES ? v_deny(EACCES, c->net->mode == NET_NONE
 									 ? "net.no-private-loopback"
 									 : "net.listen-host")
 					    : v_error(-r);
@@ -703,7 +681,7 @@ struct verdict sys_listen(struct call *c)
 	}
 	int r = listen(s, (int)c->arg[1]);
 	int e = errno;
-	net_close(s);
+	call_putfd(s);
 	return r < 0 ? v_error(e) : v_value(0);
 }
 
@@ -750,15 +728,15 @@ struct verdict sys_setsockopt(struct call *c)
 	int s = call_getfd(c, (int)c->arg[0]);
 	if (s < 0)
 		return v_error(EBADF);
-	if (net_world(c->sb->net, s) != 1 && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
-		net_close(s);
+	if (net_world(c->net, s) != 1 && is_inet(sock_int(s, SOL_SOCKET, SO_DOMAIN))) {
+		call_putfd(s);
 		return v_deny(EPERM, "net.host-interface");
 	}
-	creds_bare_begin(c->sb);
+	creds_bare_begin(c->creds);
 	int r = setsockopt(s, level, opt, len ? buf : NULL, len);
 	int e = errno;
-	creds_identity_end(c->sb);
-	net_close(s);
+	creds_identity_end(c->creds);
+	call_putfd(s);
 	return r < 0 ? v_error(e) : v_value(0);
 }
 
@@ -782,13 +760,13 @@ static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int fla
 	/* SCM_CREDENTIALS (explicit, or implicit for SO_PASSCRED receivers)
 	 * carry the sender's ids: the sandbox's, not the supervisor's.  Tried
 	 * without waiting first: a full buffer must not stop the loop. */
-	creds_identity_begin(c->sb);
+	creds_identity_begin(c->creds);
 	ssize_t r = sendmsg(s, m, flags | MSG_NOSIGNAL | MSG_DONTWAIT);
 	int e = errno;
-	creds_identity_end(c->sb);
+	creds_identity_end(c->creds);
 	if (r < 0 && (e == EAGAIN || e == EWOULDBLOCK) && !(flags & MSG_DONTWAIT) && blocking(s) &&
 	    m->msg_controllen <= sizeof(((struct net_job *)0)->ctl)) {
-		struct net_job *j = new_job(c, NJ_SEND, s);
+		struct net_job *j = net_job_new(c, NJ_SEND, s);
 		size_t len = m->msg_iovlen ? m->msg_iov[0].iov_len : 0;
 		if (j && (j->data = malloc(len ? len : 1))) {
 			memcpy(j->data, m->msg_iovlen ? m->msg_iov[0].iov_base : "", len);
@@ -803,8 +781,7 @@ static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int fla
 			j->flags = flags;
 			for (int i = 0; nrights && i < *nrights; i++)
 				j->rights[j->nrights++] = rights[i];
-			if (net_job_start(j) == 0) {
-				c->pending = &j->pending;
+			if (net_job_start(c, j) == 0) {
 				if (nrights)
 					*nrights = 0;
 				return v_pending();
@@ -816,7 +793,7 @@ static struct verdict send_copy(struct call *c, int s, struct msghdr *m, int fla
 			net_job_free(j);
 		}
 	}
-	net_close(s);
+	call_putfd(s);
 	if (r < 0 && e == EPIPE && !(flags & MSG_NOSIGNAL))
 		syscall(SYS_tgkill, c->task->proc->tgid, c->tid, SIGPIPE);
 	return r < 0 ? v_error(e) : v_value(r);
@@ -866,7 +843,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		*v = deny_addr_family(c, ss, *len);
 		goto fail;
 	}
-	struct net *n = c->sb->net;
+	struct net *n = c->net;
 	const struct net_rule *rule;
 	enum net_dest d = decide(n, ss, *len, &rule);
 	if (d == ND_INVALID) {
@@ -876,9 +853,9 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 	note_dest(c, (struct sockaddr *)ss, *len, rule);
 	int type = sock_int(*s, SOL_SOCKET, SO_TYPE);
 	bool udp = type == SOCK_DGRAM;
-	if (c->net.port == 53 && udp)
-		dns_question(data, dlen, c->net.query, sizeof c->net.query, c->net.qtype,
-			     sizeof c->net.qtype);
+	if (c->dest.port == 53 && udp)
+		dns_question(data, dlen, c->dest.query, sizeof c->dest.query, c->dest.qtype,
+			     sizeof c->dest.qtype);
 	int world = net_world(n, *s);
 	if (world < 0 || !is_inet(sock_int(*s, SOL_SOCKET, SO_DOMAIN))) {
 		*v = v_error(world < 0 ? ENOTSOCK : EINVAL);
@@ -910,7 +887,7 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		goto fail;
 	}
 	int r = install(c, ns, fd);
-	net_close(*s);
+	call_putfd(*s);
 	*s = ns;
 	if (r < 0) {
 		*v = v_error(-r);
@@ -918,14 +895,14 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 	}
 	return host_udp_peer(*s, want_priv ? 1 : 0, udp, ss, *len, v) < 0 ? -1 : 0;
 fail:
-	net_close(*s);
+	call_putfd(*s);
 	*s = -1;
 	return -1;
 }
 
 static struct verdict recorded(struct call *c, struct verdict v)
 {
-	if (c->net.allowed && v.kind != V_DENY)
+	if (c->dest.allowed && v.kind != V_DENY)
 		return v_recorded(v, "net.allow");
 	return v;
 }
@@ -957,7 +934,7 @@ struct verdict sys_sendto(struct call *c)
 			int s2 = call_getfd(c, (int)c->arg[0]);
 			if (s2 >= 0) {
 				note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
-				net_close(s2);
+				call_putfd(s2);
 			}
 		}
 	}
@@ -1040,7 +1017,7 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 					int f = call_getfd(c, fp[i]);
 					if (f < 0 || nfds == 253) {
 						if (f >= 0)
-							net_close(f);
+							call_putfd(f);
 						snprintf(c->detail, sizeof c->detail,
 							 "SCM_RIGHTS fd %d: not the caller's", fp[i]);
 						v = v_deny(EBADF, "net.foreign-fd");
@@ -1053,8 +1030,8 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 				/* The supervisor could claim anyone: only the
 				 * caller's own identity may be sent. */
 				struct ucred *uc = (struct ucred *)CMSG_DATA(cm);
-				if (uc->pid != c->task->proc->tgid || uc->uid != c->sb->uid ||
-				    uc->gid != c->sb->gid) {
+				if (uc->pid != c->task->proc->tgid || uc->uid != c->creds->uid ||
+				    uc->gid != c->creds->gid) {
 					v = v_deny(EPERM, "net.forged-credentials");
 					goto out;
 				}
@@ -1080,12 +1057,12 @@ static struct verdict send_one(struct call *c, int sockfd, uint64_t mptr, int fl
 		int s2 = call_getfd(c, sockfd);
 		if (s2 >= 0) {
 			note_dns_source(c, s2, (struct sockaddr *)&ss, alen);
-			net_close(s2);
+			call_putfd(s2);
 		}
 	}
 out:
 	for (int i = 0; i < nfds; i++)
-		net_close(fds[i]);
+		call_putfd(fds[i]);
 	free(data);
 	if (t.hold >= 0)
 		close(t.hold);

@@ -3,7 +3,7 @@
 #ifndef MOAT_HANDLERS_H
 #define MOAT_HANDLERS_H
 
-#include "interposer/call.h"
+#include "core/call.h"
 
 #define H(name) struct verdict name(struct call *c)
 

@@ -24,8 +24,8 @@
 #include <asm/termbits.h> /* struct termios2, for TCGETS2 and friends */
 #include <linux/fs.h>
 
-#include "syscall-table/table.h"
 #include "syscall-table/handlers.h"
+#include "syscall-table/table.h"
 
 /* The only macro level: each expands to designated initializers, so a line
  * names only the columns it uses and the rest stay zero. */

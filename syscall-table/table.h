@@ -14,7 +14,7 @@ struct call;
 struct verdict;
 
 /* A handler turns a copied, validated call into a verdict (see
- * interposer/call.h).  It never replies; the dispatcher does. */
+ * core/call.h).  It never replies; the dispatcher does. */
 typedef struct verdict (*sc_handler)(struct call *c);
 
 enum sc_class {

@@ -1,4 +1,4 @@
-#include "interposer/task.h"
+#include "core/task.h"
 
 #include <errno.h>
 #include <fcntl.h>

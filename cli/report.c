@@ -1,5 +1,5 @@
 /* The run report: one JSON object (docs/limits.md). */
-#include "audit/report.h"
+#include "cli/report.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -135,7 +135,7 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		fputs(",\"network\":{\"loopback\":", f);
 		str(f, n->mode == NET_NETNS ? "netns" : n->mode == NET_USERNS ? "userns" : "none");
 		fputs(",\"destinations\":", f);
-		audit_json_destinations(f, n);
+		net_json_destinations(f, n);
 		fputc('}', f);
 	}
 	if (sb->audit) {

@@ -1,5 +1,9 @@
 /* A supervised call and the verdict a handler gives on it.
  *
+ * The bottom floor of moat (core/): everything here is used by the
+ * handlers of every family and by the dispatcher above them, and includes
+ * nothing of moat's but core/.
+ *
  * The dispatcher (interposer/dispatch.c) fills a `struct call` from a
  * seccomp notification, finds the table entry, and calls the handler.  The
  * handler copies what it needs from the tracee with the call_read_*()
@@ -16,7 +20,9 @@
 
 struct sc_entry;
 struct task;
-struct sandbox;
+struct vfs;
+struct net;
+struct creds;
 
 enum verdict_kind {
 	V_ERROR,     /* return -value; an emulated error, not a policy denial */
@@ -53,7 +59,11 @@ struct call {
 	int notify_fd;
 	pid_t tid;                   /* the calling thread (not the tgid) */
 	struct task *task;
-	struct sandbox *sb;
+	/* What a handler works on: the sandbox's file system view, its
+	 * network, and the ids host work for it runs with. */
+	struct vfs *vfs;
+	struct net *net;
+	const struct creds *creds;
 	int nr;
 	uint64_t arg[6];
 	uint64_t ip;
@@ -72,7 +82,7 @@ struct call {
 		char query[256];                   /* a DNS question the data carried */
 		char qtype[12];
 		bool allowed;                      /* an allow rule matched */
-	} net;
+	} dest;
 	struct pending *pending;   /* V_PENDING: the job's slot, or NULL */
 	int nstack;                /* the caller's stack, for the record */
 	char stack[16][160];       /* (STACK_MAX, STACK_FRAME_LEN: audit/stack.h) */
@@ -134,9 +144,24 @@ int call_read(struct call *c, uint64_t addr, void *buf, size_t len);
 int call_write(struct call *c, uint64_t addr, const void *buf, size_t len);
 /* A copy of the caller's fd `fd` (pidfd_getfd), or -errno. Caller closes. */
 int call_getfd(struct call *c, int fd);
-/* Close such a copy.  It may be the last reference (a sandbox thread closed
- * its own meanwhile), and the last close of a socket waits while SO_LINGER
- * holds data: a socket's is closed off the loop (net-stub/async.c). */
+/* Close moat's copy of a file the sandbox may share (a copy from
+ * call_getfd, a socket of its, an fd it passed).  It may be the last
+ * reference (a sandbox thread closed its own meanwhile), and the last
+ * close of a socket waits while SO_LINGER holds unsent data, as long as
+ * the sandbox chose: a socket is closed by a closer thread, never on the
+ * loop. */
 void call_putfd(int fd);
+
+/* ---- replies by notification id (a job's answer, given later) ---- */
+
+/* Answer notification `id`: value, or error < 0. */
+void notif_reply(int notify_fd, uint64_t id, int64_t val, int error);
+/* Answer notification `id` with a new fd: a copy of `fd` (which the
+ * caller still owns) is installed with fd_flags (O_CLOEXEC or 0). */
+void notif_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags);
+/* Install a copy of `fd` (the caller still owns it) at fd number `at` of
+ * the caller of notification `id`, replacing what was there (as dup2), with
+ * fd_flags.  The call is not answered.  `at`, or -errno. */
+int notif_install(int notify_fd, uint64_t id, int fd, int at, unsigned fd_flags);
 
 #endif
