@@ -1,6 +1,6 @@
 /* esc_abs_path — open the secret by its absolute host path.
  *
- * Attacks the default view (DESIGN "The emulated filesystem": nothing of the
+ * Attacks the default view (docs/filesystem.md: nothing of the
  * host outside /usr /bin /sbin /lib /lib64 /etc) and rule 1: the path is
  * walked by the supervisor in the virtual namespace, where /var/tmp does not
  * exist, so the open must fail (ENOENT, audited as fs.outside-view).

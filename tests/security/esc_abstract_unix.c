@@ -1,7 +1,7 @@
 /* esc_abstract_unix — connect to a host server listening on an abstract
  * AF_UNIX name and read what it sends.
  *
- * Attacks the network stub (DESIGN "The network stub": abstract names are
+ * Attacks the network stub (docs/network.md: abstract names are
  * private to the sandbox) and through it rule 1: the abstract namespace
  * belongs to the network namespace, which the sandbox shares with the host,
  * so a connect passed to the kernel as the sandbox wrote it would reach any

@@ -3,7 +3,7 @@
  * documentation address) with sendto, and — under moat — the same name
  * asked of the sandbox's own resolver (res_query through /etc/resolv.conf).
  *
- * Attacks the network stub's DNS handling (DESIGN "The network stub"): a
+ * Attacks the network stub's DNS handling (docs/network.md): a
  * resolver forwards any name to the zone's servers, so a name is a message
  * to whoever owns the zone, the classic way out of a network that allows
  * only DNS.  Natively the sendto leaves wherever the host has a route

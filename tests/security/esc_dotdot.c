@@ -1,6 +1,6 @@
 /* esc_dotdot — climb out of the cwd and out of /tmp with "..".
  *
- * Attacks the path walk (DESIGN "Path walk": ".." never leaves the virtual
+ * Attacks the path walk (docs/filesystem.md "How a path is walked": ".." never leaves the virtual
  * root) and rule 5 (the kernel cwd is an empty directory; every relative path
  * is walked by the supervisor from the virtual cwd).  Natively "../" x 40
  * from any directory reaches "/", and /tmp/../../.. is "/".

@@ -2,7 +2,7 @@
  * hides: shadow, gshadow (and their "-" backups), sudoers, sudoers.d,
  * security/opasswd, the ssh host private keys and /etc/ssl/private.
  *
- * Attacks the default view (DESIGN "Default view": /etc read-only *without*
+ * Attacks the default view (docs/filesystem.md "The default view": /etc read-only *without*
  * its secrets).  Existence and metadata are already a leak (as in
  * esc_list_home); reading is worse.  Each file is tried by its plain path,
  * and /etc/shadow also by other spellings the walk must see through: "//",

@@ -7,7 +7,7 @@
  * (SO_BINDTODEVICE) telling its name, and IP_ADD_MEMBERSHIP of
  * 239.255.77.1 on 127.0.0.1 (an IGMP report on the host's lo only).
  *
- * Attacks the network stub (DESIGN "The network stub": the sandbox reaches
+ * Attacks the network stub (docs/network.md: the sandbox reaches
  * nothing outside; docs/network.md "options"): a socket moat put in the
  * host's namespace is the host's, and options that name interfaces or join
  * groups reach beyond the socket: the interface list (eth0, docker0,

@@ -2,7 +2,7 @@
  * same through an AF_INET6 socket as ::ffff:127.0.0.1) and read what it
  * sends.
  *
- * Attacks the network stub (DESIGN "The network stub": deny by default; the
+ * Attacks the network stub (docs/network.md: deny by default; the
  * sandbox's loopback is private and reaches nothing outside).  A host's
  * loopback services (databases, admin ports, metadata proxies, other users'
  * dev servers) are the first thing untrusted code would try.  The runner

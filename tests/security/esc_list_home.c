@@ -1,6 +1,6 @@
 /* esc_list_home — list and stat the host's /root and /home.
  *
- * Attacks the default view (DESIGN "Default view": no /home, /root): they
+ * Attacks the default view (docs/filesystem.md "The default view": no /home, /root): they
  * must not exist for the sandbox at all — neither listable nor stat-able
  * (existence and metadata are already a leak).  Names are counted, never
  * printed.

@@ -3,7 +3,7 @@
  * netlink families other than routing (NETLINK_AUDIT, NETLINK_SOCK_DIAG,
  * NETLINK_KOBJECT_UEVENT), AF_VSOCK and AF_BLUETOOTH.
  *
- * Attacks the network stub's deny by default for families (DESIGN "The
+ * Attacks the network stub's deny by default for families (docs/network.md "The
  * network stub": AF_PACKET and AF_NETLINK are refused).  A packet socket
  * sniffs and injects frames on every interface; sock_diag lists every
  * socket of the namespace (the host's, were it shared); uevents and audit

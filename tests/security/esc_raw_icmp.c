@@ -2,7 +2,7 @@
  * an ICMP "ping" datagram socket, and send an echo request to 127.0.0.1
  * through the raw one.
  *
- * Attacks the network stub's deny by default for raw sockets (DESIGN "The
+ * Attacks the network stub's deny by default for raw sockets (docs/network.md "The
  * network stub": raw sockets are refused).  A raw socket builds its own
  * headers: spoofed sources, scans, covert channels in ICMP payloads, and a
  * way around every port rule.  Natively as root each opens (ESCAPED); the

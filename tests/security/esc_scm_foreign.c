@@ -2,7 +2,7 @@
  * SCM_RIGHTS: every number from 3 to 255 except our own socket pair is
  * sent over the pair, and what arrives is read.
  *
- * Attacks the network stub's SCM_RIGHTS rule (DESIGN "The network stub";
+ * Attacks the network stub's SCM_RIGHTS rule (docs/network.md;
  * docs/network.md: SCM_RIGHTS passes only fds the sandbox already has).
  * The supervisor performs sendmsg itself; one that passed the numbers on
  * as they are would send from its own table: the seccomp listener, the

@@ -3,7 +3,7 @@
  * with --allow-net) and a denied one (127.0.0.1:DENIED, a host server that
  * hands out the token).
  *
- * Attacks rule 1 and rule 2 in the network stub (DESIGN: "allowed connects
+ * Attacks rule 1 and rule 2 in the network stub (docs/architecture.md: "allowed connects
  * are performed by the supervisor on the sandbox's socket"): a supervisor
  * that reads the address, finds it allowed, and then lets the kernel
  * connect (CONTINUE) — or reads it twice — connects wherever the address

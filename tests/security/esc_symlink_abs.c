@@ -1,7 +1,7 @@
 /* esc_symlink_abs — plant a symlink to the secret's absolute host path in a
  * writable place (/tmp, the cwd) and open through it.
  *
- * Attacks the path walk (DESIGN "Path walk": symlinks are read and re-walked
+ * Attacks the path walk (docs/filesystem.md "How a path is walked": symlinks are read and re-walked
  * in the virtual namespace) and rule 1 (the kernel must never follow a link
  * the sandbox planted: the supervisor opens with RESOLVE_NO_SYMLINKS and walks
  * the target itself).  The link itself may be created; following it must not

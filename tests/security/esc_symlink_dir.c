@@ -3,7 +3,7 @@
  * with getdents64.  Twice: with an absolute link (/tmp/l -> /var/tmp/moat-sec.X)
  * and with a relative one that climbs (/tmp/l -> ../../../../../../../../../../var/tmp/moat-sec.X).
  *
- * Attacks the path walk mid-path (DESIGN "Path walk": a symlink met in the
+ * Attacks the path walk mid-path (docs/filesystem.md "How a path is walked": a symlink met in the
  * middle of a path is re-walked in the virtual namespace, not handed to the
  * kernel; ".." in a relative target never leaves the virtual root) and the fd
  * registry (an fd on a directory outside the view must never be granted:

@@ -1,7 +1,7 @@
 /* esc_symlink_rel — a relative symlink in /tmp that climbs out:
  * /tmp/esc_symlink_rel.PID -> ../../../../../../var/tmp/moat-sec.X/secret
  *
- * Attacks the path walk (DESIGN "Path walk": a relative link target is walked
+ * Attacks the path walk (docs/filesystem.md "How a path is walked": a relative link target is walked
  * from the link's virtual directory, and ".." never leaves the virtual root)
  * and rule 1 (the kernel never follows a sandbox-planted link).  Natively the
  * ".."s stop at "/" and the rest names the secret.

@@ -2,7 +2,7 @@
  * documentation address, TEST-NET-1, that no router forwards) by sendto,
  * by connect + send, by sendmsg, and to [2001:db8::1]:9 (IPv6's).
  *
- * Attacks the network stub's deny by default for addressed sends (DESIGN
+ * Attacks the network stub's deny by default for addressed sends (docs/network.md
  * "The network stub"; rule 1: a sockaddr in memory is decided by the
  * supervisor, never by CONTINUE).  A datagram needs no answer to leave:
  * telemetry, beacons and exfiltration work this way.  Natively the first

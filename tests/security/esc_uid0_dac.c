@@ -3,7 +3,7 @@
  * world-readable file below a directory of uid 1000 with mode 0700.
  *
  * Attacks rule 5 (no capabilities, even for a sandbox run as uid 0) and the
- * permission model (DESIGN "Permissions follow the sandbox's credentials":
+ * permission model (docs/filesystem.md "Permissions": "permissions follow the sandbox's credentials":
  * the supervisor, root, acts with the sandbox's fsuid; for fsuid 0 the
  * kernel keeps CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH, so moat must drop
  * them itself while it acts for the sandbox).  The runner binds the

@@ -10,7 +10,7 @@
  *      sendmsg.
  *
  * Attacks rule 5 (an unprivileged uid when moat runs as root) and the
- * permission model (DESIGN "Permissions follow the sandbox's credentials,
+ * permission model (docs/filesystem.md "Permissions": "permissions follow the sandbox's credentials,
  * not the supervisor's"): when the supervisor performs connect or sendmsg
  * on the sandbox's socket (rule 1), a sandbox of uid 65534 must not appear
  * to the peer as moat's own root identity (nor as moat's pid).  Natively we

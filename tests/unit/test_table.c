@@ -158,7 +158,7 @@ START_TEST(test_trace_is_exactly_exec)
 }
 END_TEST
 
-/* DESIGN.md rule 8, line by line: the refused kernel surface. */
+/* docs/architecture.md rule 8, line by line: the refused kernel surface. */
 START_TEST(test_kernel_surface_refused)
 {
 	static const struct { const char *name; int err; } deny[] = {
