@@ -36,7 +36,7 @@ H(fs_fcntl_lock);        /* fcntl's F_GETLK/F_SETLK(W)/F_OFD_*, from sys_fcntl *
 H(sys_fadvise64);        /* POSIX_FADV_DONTNEED: not on the host's page cache */
 H(sys_rwf_nowait);       /* preadv2/pwritev2 with RWF_NOWAIT: refused */
 
-/* net-stub/sys_socket.c */
+/* net-stub/sys_socket.c, sys_connect.c, sys_sendmsg.c */
 H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_listen); H(sys_setsockopt);
 H(sys_sendto); H(sys_sendmsg); H(sys_sendmmsg);
 
