@@ -108,7 +108,7 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_error(EEXIST);
 	else if (p.outside)
 		v = v_deny(ENOENT, "fs.outside-view");
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0)
 		v = v_error(errno);
@@ -160,7 +160,7 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(EISDIR);
 	else if (p.parent < 0 || vfs_holds_mount(c->vfs, p.vpath))
 		v = v_error(EBUSY); /* a mount point, or above one */
-	else if ((r = vfs_prepare(c->vfs, &p, VC_REMOVE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &p, VC_REMOVE)) < 0)
 		v = v_error(-r);
 	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
 		v = v_error(errno);
@@ -196,7 +196,7 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
 					    fs_file_mode(mode & ~c->task->proc->fs->umask), dev) < 0)

@@ -147,9 +147,9 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_value(0); /* two names of one file: nothing happens (POSIX) */
 	else if (S_ISDIR(a.st.st_mode) && below(b.vpath, a.vpath))
 		v = v_error(EINVAL); /* into itself, before an overlay's EXDEV */
-	else if ((r = vfs_prepare(c->vfs, &a, VC_RENAME)) < 0 ||
-		 (r = vfs_prepare(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
-						  : b.exists ? VC_REMOVE : VC_CREATE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &a, VC_RENAME)) < 0 ||
+		 (r = vfs_make_writable(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
+							: b.exists ? VC_REMOVE : VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
 		v = v_error(errno);
@@ -199,7 +199,7 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 		v = v_deny(ENOENT, "fs.outside-view");
 	else if (p.trailing_slash)
 		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (symlinkat(target, p.parent, p.name) < 0)
 		v = v_error(errno);
@@ -327,12 +327,12 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		/* A lower file of an overlay is linked as its upper copy (the
 		 * kernel's protected_hardlinks check then applies to that). */
 		if (src < 0 && a.mnt->kind == MNT_OVERLAY && !a.upper)
-			r = vfs_prepare(c->vfs, &a, VC_CHANGE);
+			r = vfs_make_writable(c->vfs, &a, VC_CHANGE);
 		if (src < 0 && r >= 0)
 			r = src = fs_opath(c, &a);
 		if (r < 0)
 			v = v_error(-r);
-		else if ((r = vfs_prepare(c->vfs, &b, VC_CREATE)) < 0)
+		else if ((r = vfs_make_writable(c->vfs, &b, VC_CREATE)) < 0)
 			v = v_error(-r);
 		else {
 			/* Link the inode we hold, by its magic link: the name

@@ -172,7 +172,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 			v = v_error(ENOENT);
 			goto out;
 		}
-		if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0) {
+		if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0) {
 			v = v_error(-r);
 			goto out;
 		}
@@ -194,7 +194,7 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		if (!(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
 		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
 			if (p.kind == VN_HOST)
-				r = vfs_prepare(c->vfs, &p, VC_CHANGE);
+				r = vfs_make_writable(c->vfs, &p, VC_CHANGE);
 			else
 				r = p.mnt->ro ? -EROFS : 0;
 			if (r < 0) {

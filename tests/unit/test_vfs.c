@@ -1156,7 +1156,7 @@ START_TEST(test_overlay_copy_up_leaves_host)
 	struct vfs_path p;
 	walk_ok("/", "/ov/sub/f", 0, "/ov/sub/f", &p);
 	struct stat lower = p.st;
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CHANGE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CHANGE), 0);
 	ck_assert(p.upper);
 	int fd = vfs_open(&v, NULL, &p, O_WRONLY | O_TRUNC, 0);
 	ck_assert_msg(fd >= 0, "open for writing: %s", strerror(-fd));
@@ -1199,7 +1199,7 @@ START_TEST(test_overlay_unlink_is_absence)
 {
 	struct vfs_path p;
 	walk_ok("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), 0);
 	ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
 	vfs_path_release(&p);
 	walk_missing("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
@@ -1218,7 +1218,7 @@ START_TEST(test_overlay_create_deep)
 	/* Creating in a lower directory copies up the path to it. */
 	walk_missing("/", "/ov/chain/end/new", 0, "/ov/chain/end/new", &p);
 	ck_assert(!p.upper);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CREATE), 0);
 	ck_assert(p.upper);
 	int fd = openat(p.parent, p.name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	ck_assert(fd >= 0);
@@ -1249,19 +1249,19 @@ START_TEST(test_overlay_dirs)
 	/* A directory of the lower layer does not move (EXDEV, as overlayfs
 	 * without redirect_dir); one made in the layer does. */
 	walk_ok("/", "/ov/chain", 0, "/ov/chain", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_RENAME), -EXDEV);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_RENAME), -EXDEV);
 	vfs_path_release(&p);
 	/* rmdir: a non-empty lower directory stays; an empty one goes, and
 	 * made again it is empty. */
 	walk_ok("/", "/ov/sub", 0, "/ov/sub", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), -ENOTEMPTY);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), -ENOTEMPTY);
 	vfs_path_release(&p);
 	walk_ok("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), 0);
 	ck_assert_int_eq(unlinkat(p.parent, p.name, AT_REMOVEDIR), 0);
 	vfs_path_release(&p);
 	walk_missing("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CREATE), 0);
 	ck_assert_int_eq(mkdirat(p.parent, p.name, 0755), 0);
 	vfs_path_release(&p);
 	char list[256];
@@ -1285,7 +1285,7 @@ START_TEST(test_overlay_persist)
 		struct vfs_path p;
 		if (run == 0) {
 			ck_assert_int_eq(vfs_walk(&v2, NULL, "/", "/ov/f", 0, &p), 0);
-			ck_assert_int_eq(vfs_prepare(&v2, &p, VC_REMOVE), 0);
+			ck_assert_int_eq(vfs_make_writable(&v2, &p, VC_REMOVE), 0);
 			ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
 			vfs_path_release(&p);
 		} else {
