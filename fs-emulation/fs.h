@@ -33,6 +33,8 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			  * after checks of its own (link: EXDEV, EPERM) */
 int fs_walk_new_name(struct call *c, int dirfd_argi, int argi, int slot, int how,
 		     struct vfs_path *p, struct verdict *v);
+/* Its rules on a name already walked (flags 0): the same results. */
+int fs_new_name(struct vfs *vfs, struct vfs_path *p, int how, struct verdict *v);
 /* The verdict for a failed walk: a path outside the view is a denial
  * (audited), anything else an ordinary emulated error. */
 struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err);
