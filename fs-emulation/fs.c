@@ -270,6 +270,34 @@ struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err)
 	return v_error(-err);
 }
 
+int fs_new_name(struct vfs *vfs, struct vfs_path *p, int how, struct verdict *v)
+{
+	int r;
+	if (p->exists)
+		*v = v_error(EEXIST);
+	else if (p->outside)
+		*v = v_deny(ENOENT, "fs.outside-view");
+	else if (p->trailing_slash && !(how & FS_NEW_SLASH))
+		*v = v_error(ENOENT); /* "name/" names a directory: only mkdir makes one */
+	else if (!(how & FS_NEW_LATER) && (r = vfs_make_writable(vfs, p, VC_CREATE)) < 0)
+		*v = v_error(-r);
+	else
+		return 0;
+	vfs_path_release(p);
+	return -1;
+}
+
+int fs_walk_new_name(struct call *c, int dirfd_argi, int argi, int slot, int how,
+		     struct vfs_path *p, struct verdict *v)
+{
+	int r = fs_walk(c, dirfd_argi, argi, slot, 0, p);
+	if (r < 0) {
+		*v = fs_fail(c, p, r);
+		return -1;
+	}
+	return fs_new_name(c->vfs, p, how, v);
+}
+
 int fs_opath(struct call *c, struct vfs_path *p)
 {
 	return vfs_open(c->vfs, c->task, p, O_PATH | O_NOFOLLOW, 0);

@@ -20,6 +20,21 @@ int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struc
  * unless slot < 0. */
 int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int flags,
 		struct vfs_path *p);
+/* Walk path argument `argi` (into slot `slot`, relative to the dirfd in
+ * argument `dirfd_argi`) to a name the call is to make: mkdir, mknod,
+ * symlink, link's new name.  The name must not exist (EEXIST), must lie
+ * inside the view (outside: a denial), and takes no trailing slash
+ * (ENOENT) unless FS_NEW_SLASH; then its directory is made writable for
+ * it (vfs_make_writable, VC_CREATE: EROFS, an overlay's copy-up) unless
+ * FS_NEW_LATER.  0 with *p walked (the caller releases it), or -1 with the
+ * verdict to return in *v (and *p released). */
+#define FS_NEW_SLASH 0x1 /* a directory: "name/" is allowed (mkdir) */
+#define FS_NEW_LATER 0x2 /* the caller makes the directory writable itself,
+			  * after checks of its own (link: EXDEV, EPERM) */
+int fs_walk_new_name(struct call *c, int dirfd_argi, int argi, int slot, int how,
+		     struct vfs_path *p, struct verdict *v);
+/* Its rules on a name already walked (flags 0): the same results. */
+int fs_new_name(struct vfs *vfs, struct vfs_path *p, int how, struct verdict *v);
 /* The verdict for a failed walk: a path outside the view is a denial
  * (audited), anything else an ordinary emulated error. */
 struct verdict fs_fail(struct call *c, const struct vfs_path *p, int err);

@@ -219,45 +219,47 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 	return mkdir(p, 01777) < 0 ? -errno : 0;
 }
 
-int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
-	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen)
+/* The view's steps below return 0 or -errno (a message in `err` when the
+ * step has more to say than the error); vfs_setup adds a general one. */
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		int r_ = (x);                                                                      \
+		if (r_ < 0)                                                                        \
+			return r_;                                                                 \
+	} while (0)
+
+/* Before any mount: the scratch, the skeletons' directory and the ids.
+ * Skeletons hold only empty directories, placeholders and symlinks: on
+ * tmpfs their two dozen mkdirs cost microseconds, not the tens each costs
+ * on a journaled disk.  Nothing there is ever exec'd. */
+static void setup_begin(struct vfs *v, const char *scratch, uid_t uid, gid_t gid)
 {
 	/* `v` starts zeroed (static); a memset of all mount slots would only
 	 * fault in half a megabyte. */
 	v->nmnt = 0;
 	snprintf(v->scratch, sizeof v->scratch, "%s", scratch);
-	/* Skeletons hold only empty directories, placeholders and symlinks:
-	 * on tmpfs their two dozen mkdirs cost microseconds, not the tens
-	 * each costs on a journaled disk.  Nothing there is ever exec'd. */
 	snprintf(v->skel, sizeof v->skel, "/dev/shm/moat-skel-XXXXXX");
 	/* 0710 of the sandbox's group, as the scratch: no other local user
 	 * may plant anything in the listings moat builds here. */
 	if (!mkdtemp(v->skel) || (geteuid() == 0 && chown(v->skel, (uid_t)-1, gid) < 0) ||
 	    chmod(v->skel, 0710) < 0)
 		snprintf(v->skel, sizeof v->skel, "%s", scratch);
-	const char *skel = v->skel;
 	v->uid = uid;
 	v->gid = gid;
 	v->ov_base = -1;
 	for (int i = 0; i < VFS_MAX_MOUNTS; i++)
 		v->mnt[i].root_fd = v->mnt[i].upper_fd = v->mnt[i].shadow_fd = -1;
-	char root[PATH_MAX], dir[PATH_MAX];
-	int r;
-#define TRY(x)                                                                                     \
-	do {                                                                                       \
-		if ((r = (x)) < 0) {                                                               \
-			if (!err[0])                                                               \
-				snprintf(err, errlen, "setting up the view: %s", strerror(-r));    \
-			return r;                                                                  \
-		}                                                                                  \
-	} while (0)
-	err[0] = '\0';
-	TRY(make_dir(skel, "root", 0755, root, sizeof root));
-	/* The root and the system directories: each under a private writable
-	 * layer (kept in `persist` across runs when given).  The root's lower
-	 * layer is the skeleton of mount points; what the sandbox makes at the
-	 * top (/data, /opt...) lands in its layer. */
-	char base[PATH_MAX];
+}
+
+/* The root and the system directories: each under a private writable
+ * layer (kept in `persist` across runs when given).  The root's lower
+ * layer is the skeleton of mount points; what the sandbox makes at the
+ * top (/data, /opt...) lands in its layer.  Pre: setup_begin. */
+static int setup_system(struct vfs *v, const char *scratch, const char *persist, char *err,
+			size_t errlen)
+{
+	char root[PATH_MAX], base[PATH_MAX];
+	TRY(make_dir(v->skel, "root", 0755, root, sizeof root));
 	if (persist)
 		snprintf(base, sizeof base, "%s", persist);
 	else
@@ -271,18 +273,30 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 		TRY(mirror_top(v, tops[i], err, errlen));
 	TRY(skeleton_mkdirs(v, "/etc"));
 	TRY(add_overlay(v, "/etc", "/etc", "etc", err, errlen));
-	TRY(etc_files_make(v, vfs_mount_of(v, "/etc"), skel));
+	return etc_files_make(v, vfs_mount_of(v, "/etc"), v->skel);
+}
 
+/* /tmp and /workspace: the sandbox's own directories in the scratch.
+ * Pre: the root is mounted. */
+static int setup_scratch(struct vfs *v, const char *scratch, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
 	TRY(make_dir(scratch, "tmp", 01777, dir, sizeof dir));
 	TRY(skeleton_mkdirs(v, "/tmp"));
 	TRY(add_mount(v, "/tmp", MNT_TMPFS, false, dir, err, errlen));
 	TRY(make_dir(scratch, "workspace", 0755, dir, sizeof dir));
-	if (chown(dir, uid, gid) < 0 && geteuid() == 0)
-		TRY(-errno);
+	if (chown(dir, v->uid, v->gid) < 0 && geteuid() == 0)
+		return -errno;
 	TRY(skeleton_mkdirs(v, "/workspace"));
 	TRY(add_mount(v, "/workspace", MNT_TMPFS, false, dir, err, errlen));
+	return 0;
+}
 
-	TRY(make_dir(skel, "dev", 0755, dir, sizeof dir));
+/* The synthetic /dev and its /dev/shm.  Pre: the root is mounted. */
+static int setup_dev(struct vfs *v, const char *scratch, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	TRY(make_dir(v->skel, "dev", 0755, dir, sizeof dir));
 	TRY(dev_skeleton(v, dir));
 	TRY(skeleton_mkdirs(v, "/dev"));
 	/* Read-only: nothing is created there, and the device placeholders
@@ -290,66 +304,114 @@ int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid
 	TRY(add_mount(v, "/dev", MNT_DEV, true, dir, err, errlen));
 	TRY(make_dir(scratch, "shm", 01777, dir, sizeof dir));
 	TRY(add_mount(v, "/dev/shm", MNT_TMPFS, false, dir, err, errlen));
+	return 0;
+}
+
+/* The synthetic /proc, and the place its listings are made ("pv").
+ * Pre: the root is mounted. */
+static int setup_proc(struct vfs *v, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	TRY(make_dir(v->skel, "proc", 0555, dir, sizeof dir));
+	TRY(skeleton_mkdirs(v, "/proc"));
+	TRY(add_mount(v, "/proc", MNT_PROC, true, dir, err, errlen));
+	/* /proc listings are made here by the supervisor while it acts with
+	 * the sandbox's fsuid; the sandbox itself cannot name this place. */
+	TRY(make_dir(v->skel, "pv", 0700, dir, sizeof dir));
+	if (chown(dir, v->uid, v->gid) < 0 && geteuid() == 0)
+		return -errno;
+	return 0;
+}
+
+/* The default view, in its order: the root and system layers, the
+ * scratch directories, /dev, /proc.  Pre: setup_begin. */
+static int setup_default_view(struct vfs *v, const char *scratch, const char *persist, char *err,
+			      size_t errlen)
+{
+	TRY(setup_system(v, scratch, persist, err, errlen));
+	TRY(setup_scratch(v, scratch, err, errlen));
+	TRY(setup_dev(v, scratch, err, errlen));
 	/* The host's system directories do not change under a running
 	 * program (a package upgrade aside): their directories may be cached. */
 	for (int i = 0; i < v->nmnt; i++)
 		if (v->mnt[i].kind == MNT_BIND)
 			v->mnt[i].cached = true;
-	TRY(make_dir(skel, "proc", 0555, dir, sizeof dir));
-	TRY(skeleton_mkdirs(v, "/proc"));
-	TRY(add_mount(v, "/proc", MNT_PROC, true, dir, err, errlen));
-	/* /proc listings are made here by the supervisor while it acts with
-	 * the sandbox's fsuid; the sandbox itself cannot name this place. */
-	TRY(make_dir(skel, "pv", 0700, dir, sizeof dir));
-	if (chown(dir, uid, gid) < 0 && geteuid() == 0)
-		TRY(-errno);
+	return setup_proc(v, err, errlen);
+}
 
-	for (int i = 0; i < nreq; i++) {
-		const struct vfs_mount_req *q = &req[i];
-		char host[PATH_MAX];
-		if (q->kind == MNT_TMPFS) {
-			char name[32];
-			snprintf(name, sizeof name, "tmpfs%d", i);
-			TRY(make_dir(scratch, name, 01777, host, sizeof host));
-			if (q->size) {
-				/* A quota: a tmpfs of that size, in moat's private
-				 * mount namespace (cli made one). */
-				char opts[64];
-				snprintf(opts, sizeof opts, "size=%llu,mode=1777", q->size);
-				if (mount("tmpfs", host, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
-					snprintf(err, errlen, "--tmpfs %s: cannot make its quota: %s",
-						 q->dst, strerror(errno));
-					return -errno;
-				}
-			}
-		} else if (!realpath(q->src, host)) {
-			snprintf(err, errlen, "%s: %s", q->src, strerror(errno));
+/* The host directory user mount `q` (the i-th) shows, into `host`
+ * (PATH_MAX bytes): a new one in the scratch for a tmpfs — with a quota,
+ * a tmpfs of that size, in moat's private mount namespace (cli made
+ * one) — else its source, resolved. */
+static int user_mount_host(const struct vfs_mount_req *q, int i, const char *scratch, char *host,
+			   char *err, size_t errlen)
+{
+	if (q->kind != MNT_TMPFS) {
+		if (realpath(q->src, host))
+			return 0;
+		snprintf(err, errlen, "%s: %s", q->src, strerror(errno));
+		return -errno;
+	}
+	char name[32];
+	snprintf(name, sizeof name, "tmpfs%d", i);
+	TRY(make_dir(scratch, name, 01777, host, PATH_MAX));
+	if (q->size) {
+		char opts[64];
+		snprintf(opts, sizeof opts, "size=%llu,mode=1777", q->size);
+		if (mount("tmpfs", host, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+			snprintf(err, errlen, "--tmpfs %s: cannot make its quota: %s", q->dst,
+				 strerror(errno));
 			return -errno;
 		}
-		r = skeleton_mkdirs(v, q->dst);
-		if (r < 0) {
-			snprintf(err, errlen, "%s: cannot mount there: %s", q->dst,
-				 r == -ENOTDIR ? "a part of it is a symlink or a file in the view"
-					       : strerror(-r));
-			return r;
-		}
-		if (q->kind == MNT_OVERLAY) {
-			/* The layer is named by the destination, so a persisted
-			 * layer finds its mount again: "/data/in" -> "o+data+in"
-			 * (never a name of the default layers: root, usr, etc...). */
-			char name[PATH_MAX];
-			snprintf(name, sizeof name, "o+%s", q->dst + 1);
-			for (char *s = name; *s; s++)
-				if (*s == '/')
-					*s = '+';
-			TRY(add_overlay(v, q->dst, host, name, err, errlen));
-		} else {
-			TRY(add_mount(v, q->dst, q->kind, q->ro, host, err, errlen));
-			v->mnt[r].quota = q->size > 0;
-		}
 	}
-#undef TRY
 	return 0;
+}
+
+/* User mount `q` (the i-th: --bind, --ro-bind, --tmpfs, --overlay) at
+ * its destination, whose directories the root's skeleton gets.
+ * Pre: the default view is set up. */
+static int add_user_mount(struct vfs *v, const struct vfs_mount_req *q, int i, const char *scratch,
+			  char *err, size_t errlen)
+{
+	char host[PATH_MAX];
+	TRY(user_mount_host(q, i, scratch, host, err, errlen));
+	int r = skeleton_mkdirs(v, q->dst);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot mount there: %s", q->dst,
+			 r == -ENOTDIR ? "a part of it is a symlink or a file in the view"
+				       : strerror(-r));
+		return r;
+	}
+	if (q->kind == MNT_OVERLAY) {
+		/* The layer is named by the destination, so a persisted
+		 * layer finds its mount again: "/data/in" -> "o+data+in"
+		 * (never a name of the default layers: root, usr, etc...). */
+		char name[PATH_MAX];
+		snprintf(name, sizeof name, "o+%s", q->dst + 1);
+		for (char *s = name; *s; s++)
+			if (*s == '/')
+				*s = '+';
+		return add_overlay(v, q->dst, host, name, err, errlen);
+	}
+	r = add_mount(v, q->dst, q->kind, q->ro, host, err, errlen);
+	if (r < 0)
+		return r;
+	v->mnt[r].quota = q->size > 0;
+	return 0;
+}
+#undef TRY
+
+int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
+	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen)
+{
+	setup_begin(v, scratch, uid, gid);
+	err[0] = '\0';
+	int r = setup_default_view(v, scratch, persist, err, errlen);
+	for (int i = 0; r >= 0 && i < nreq; i++)
+		r = add_user_mount(v, &req[i], i, scratch, err, errlen);
+	if (r < 0 && !err[0])
+		snprintf(err, errlen, "setting up the view: %s", strerror(-r));
+	return r < 0 ? r : 0;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

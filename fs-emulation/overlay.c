@@ -84,7 +84,7 @@ static bool root_real(struct vfs_mount *m)
 }
 
 /* Only a copy-up makes a layer's root real, and every copy-up goes through
- * vfs_prepare, which asks again: the walk reads a flag. */
+ * vfs_make_writable, which asks again: the walk reads a flag. */
 bool ov_root_upper(struct vfs_mount *m)
 {
 	return m->upper_real;
@@ -753,7 +753,7 @@ int vfs_root_fd(const struct vfs_path *p)
 	return p->mnt->kind == MNT_OVERLAY && p->upper ? p->mnt->upper_fd : p->mnt->root_fd;
 }
 
-int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what)
+int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 {
 	struct vfs_mount *m = p->mnt;
 	if (p->kind != VN_HOST)

@@ -34,7 +34,7 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
 		*v = fs_fail(c, p, -ENOENT);
 	} else if (p->kind != VN_HOST) {
 		*v = v_error(EPERM);
-	} else if ((r = vfs_prepare(c->vfs, p, VC_CHANGE)) < 0) {
+	} else if ((r = vfs_make_writable(c->vfs, p, VC_CHANGE)) < 0) {
 		*v = v_error(-r);
 	} else {
 		return 0;
@@ -477,7 +477,7 @@ struct verdict sys_xattr(struct call *c)
 		v = op == LIST ? v_value(0) : v_error(EOPNOTSUPP); /* none there */
 		goto out;
 	}
-	if ((op == SET || op == REMOVE) && (r = vfs_prepare(c->vfs, &p, VC_CHANGE)) < 0) {
+	if ((op == SET || op == REMOVE) && (r = vfs_make_writable(c->vfs, &p, VC_CHANGE)) < 0) {
 		v = v_error(-r);
 		goto out;
 	}

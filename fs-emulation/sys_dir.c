@@ -100,20 +100,11 @@ struct verdict sys_fchdir(struct call *c)
 static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode)
 {
 	struct vfs_path p;
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
 	struct verdict v;
-	if (p.exists)
-		v = v_error(EEXIST);
-	else if (p.outside)
-		v = v_deny(ENOENT, "fs.outside-view");
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
-		v = v_error(-r);
-	else if (mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0)
-		v = v_error(errno);
-	else
-		v = v_value(0);
+	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, FS_NEW_SLASH, &p, &v) < 0)
+		return v;
+	v = mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0 ? v_error(errno)
+										   : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -160,7 +151,7 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(EISDIR);
 	else if (p.parent < 0 || vfs_holds_mount(c->vfs, p.vpath))
 		v = v_error(EBUSY); /* a mount point, or above one */
-	else if ((r = vfs_prepare(c->vfs, &p, VC_REMOVE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &p, VC_REMOVE)) < 0)
 		v = v_error(-r);
 	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
 		v = v_error(errno);
@@ -186,23 +177,12 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 	if (type != 0 && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK)
 		return v_error(EINVAL);
 	struct vfs_path p;
-	int r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
 	struct verdict v;
-	if (p.exists)
-		v = v_error(EEXIST);
-	else if (p.outside)
-		v = v_deny(ENOENT, "fs.outside-view");
-	else if (p.trailing_slash)
-		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
-		v = v_error(-r);
-	else if (mknodat(p.parent, p.name, (type ? type : S_IFREG) |
-					    fs_file_mode(mode & ~c->task->proc->fs->umask), dev) < 0)
-		v = v_error(errno);
-	else
-		v = v_value(0);
+	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, 0, &p, &v) < 0)
+		return v;
+	mode_t perm = fs_file_mode(mode & ~c->task->proc->fs->umask);
+	v = mknodat(p.parent, p.name, (type ? type : S_IFREG) | perm, dev) < 0 ? v_error(errno)
+									       : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }

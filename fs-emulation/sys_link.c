@@ -147,9 +147,9 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 		v = v_value(0); /* two names of one file: nothing happens (POSIX) */
 	else if (S_ISDIR(a.st.st_mode) && below(b.vpath, a.vpath))
 		v = v_error(EINVAL); /* into itself, before an overlay's EXDEV */
-	else if ((r = vfs_prepare(c->vfs, &a, VC_RENAME)) < 0 ||
-		 (r = vfs_prepare(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
-						  : b.exists ? VC_REMOVE : VC_CREATE)) < 0)
+	else if ((r = vfs_make_writable(c->vfs, &a, VC_RENAME)) < 0 ||
+		 (r = vfs_make_writable(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
+							: b.exists ? VC_REMOVE : VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
 		v = v_error(errno);
@@ -189,22 +189,10 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 	char target[PATH_MAX];
 	snprintf(target, sizeof target, "%s", c->path[1]);
 	struct vfs_path p;
-	r = fs_walk(c, dirfd_argi, path_argi, 0, 0, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
 	struct verdict v;
-	if (p.exists)
-		v = v_error(EEXIST);
-	else if (p.outside)
-		v = v_deny(ENOENT, "fs.outside-view");
-	else if (p.trailing_slash)
-		v = v_error(ENOENT);
-	else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0)
-		v = v_error(-r);
-	else if (symlinkat(target, p.parent, p.name) < 0)
-		v = v_error(errno);
-	else
-		v = v_value(0);
+	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, 0, &p, &v) < 0)
+		return v;
+	v = symlinkat(target, p.parent, p.name) < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -299,18 +287,9 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			linkable = a.kind == VN_HOST && !S_ISDIR(a.st.st_mode);
 		}
 	}
-	r = fs_walk(c, ndir, npath, 1, 0, &b);
-	if (r < 0) {
-		v = fs_fail(c, &b, r);
+	if (fs_walk_new_name(c, ndir, npath, 1, FS_NEW_LATER, &b, &v) < 0)
 		goto out;
-	}
-	if (b.exists)
-		v = v_error(EEXIST);
-	else if (b.outside)
-		v = v_deny(ENOENT, "fs.outside-view");
-	else if (b.trailing_slash)
-		v = v_error(ENOENT);
-	else if (b.kind != VN_HOST)
+	if (b.kind != VN_HOST)
 		v = v_error(ENOENT); /* /proc's lookup fails on a name it lacks */
 	else if (b.mnt->ro)
 		v = v_error(EROFS);
@@ -324,15 +303,16 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 		 * be a host file writable through the new name. */
 		v = v_error(EXDEV);
 	else {
+		r = 0;
 		/* A lower file of an overlay is linked as its upper copy (the
 		 * kernel's protected_hardlinks check then applies to that). */
 		if (src < 0 && a.mnt->kind == MNT_OVERLAY && !a.upper)
-			r = vfs_prepare(c->vfs, &a, VC_CHANGE);
+			r = vfs_make_writable(c->vfs, &a, VC_CHANGE);
 		if (src < 0 && r >= 0)
 			r = src = fs_opath(c, &a);
 		if (r < 0)
 			v = v_error(-r);
-		else if ((r = vfs_prepare(c->vfs, &b, VC_CREATE)) < 0)
+		else if ((r = vfs_make_writable(c->vfs, &b, VC_CREATE)) < 0)
 			v = v_error(-r);
 		else {
 			/* Link the inode we hold, by its magic link: the name

@@ -120,22 +120,15 @@ static struct verdict fifo_job(struct call *c, int dirfd, const char *name, int 
 	return v_error(EAGAIN);
 }
 
-static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
-			      mode_t mode, uint64_t resolve)
+/* The walk an open asks for.  O_CREAT names the last component itself:
+ * with a trailing slash it is EISDIR whatever is there (open_walked says
+ * so); O_CREAT|O_EXCL never follows a final symlink.  RESOLVE_* map onto
+ * the walk's own flags (openat2 over the virtual walk). */
+static int open_walk_flags(int flags, uint64_t resolve)
 {
-	struct vfs_path p;
-	int r = open_flags_check(flags);
-	if (r < 0)
-		return v_error(-r);
-	/* RESOLVE_CACHED: never for an open that would create or truncate. */
-	if ((resolve & RESOLVE_CACHED) && (flags & (O_TRUNC | O_CREAT | O_TMPFILE_BIT)))
-		return v_error(EAGAIN);
-	bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
 	int wflags = VW_FOLLOW;
 	if ((flags & O_NOFOLLOW) || ((flags & O_CREAT) && (flags & O_EXCL)))
 		wflags = 0;
-	/* O_CREAT names the last component itself: with a trailing slash it
-	 * is EISDIR whatever is there (checked below). */
 	if (flags & O_CREAT)
 		wflags |= VW_LAST_NAME;
 	if (resolve & RESOLVE_NO_SYMLINKS)
@@ -146,173 +139,205 @@ static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int
 		wflags |= VW_IN_ROOT;
 	if (resolve & RESOLVE_NO_XDEV)
 		wflags |= VW_NO_XDEV;
-	r = fs_walk(c, dirfd_argi, path_argi, 0, wflags, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
-	struct verdict v = v_error(EACCES);
-	const char *base_vpath = p.vpath;
-	(void)base_vpath;
-	if (resolve) {
-		/* openat2's RESOLVE_* over the virtual walk. */
-		if ((resolve & RESOLVE_NO_MAGICLINKS) && p.kind == VN_MAGIC_FD) {
-			v = v_error(ELOOP);
-			goto out;
-		}
+	return wflags;
+}
+
+/* A name that is not there: made only by O_CREAT (O_TMPFILE names a
+ * directory that must exist), in its directory made writable for it.
+ * 0 or -errno.  Pre: !p->exists, and p is inside the view. */
+static int open_create(struct vfs *v, struct vfs_path *p, int flags)
+{
+	bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+	if (!(flags & O_CREAT) || tmpfile)
+		return -ENOENT;
+	return vfs_make_writable(v, p, VC_CREATE);
+}
+
+/* An existing node: the kernel's rules in its order (EEXIST, EISDIR,
+ * ENOTDIR), then, when it is to be written (or an O_TMPFILE made in it),
+ * a file or directory made writable: EROFS in a read-only mount, an
+ * overlay's copy-up.  0 or -errno.  Pre: p->exists. */
+static int open_existing(struct vfs *v, struct vfs_path *p, int flags)
+{
+	bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+	bool dir = S_ISDIR(p->st.st_mode);
+	if ((flags & O_CREAT) && (flags & O_EXCL))
+		return -EEXIST;
+	if (dir && (flags & O_CREAT || (wants_write(flags) && !tmpfile && !(flags & O_PATH))))
+		return -EISDIR;
+	if ((flags & O_DIRECTORY) && !tmpfile && !dir && !S_ISLNK(p->st.st_mode))
+		return -ENOTDIR;
+	if ((flags & O_PATH) || !(wants_write(flags) || tmpfile) || !(S_ISREG(p->st.st_mode) || dir))
+		return 0;
+	if (p->kind == VN_HOST)
+		return vfs_make_writable(v, p, VC_CHANGE);
+	return p->mnt->ro ? -EROFS : 0;
+}
+
+/* moat's copy of the task's fd that a /proc/PID/fd/N names, or -1.
+ * Pre: p->kind == VN_MAGIC_FD. */
+static int magic_copy(const struct vfs_path *p)
+{
+	struct proc *owner = proc_find(p->magic_pid);
+	return owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p->magic_fd, 0) : -1;
+}
+
+/* /proc/self/fd/N reopened for writing: the file must not sit in a
+ * read-only mount, or a read-only fd would turn writable.  One already
+ * open for writing (a terminal, /dev/null, a pipe) gains nothing by a
+ * second.  0 or -errno.  Pre: p->kind == VN_MAGIC_FD. */
+static int open_magic_write(struct call *c, const struct vfs_path *p)
+{
+	int copy = magic_copy(p);
+	if (copy < 0)
+		return -ENOENT;
+	int fl = fcntl(copy, F_GETFL);
+	bool had_write = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH);
+	int r = had_write ? 0 : fs_fd_changeable(c->vfs, copy);
+	call_putfd(copy);
+	return r;
+}
+
+/* O_PATH|O_NOFOLLOW of a symlink: ADDFD cannot carry an O_PATH file (the
+ * kernel's fget skips them), so the sandbox gets an empty sealed memfd
+ * standing in for the link (vfs.h, reg_put_link), charged as a held file.
+ * Pre: p exists and is a symlink. */
+static struct verdict open_symlink_standin(struct call *c, const struct vfs_path *p, int flags)
+{
+	int hr = held_admit(c->vfs, 0);
+	if (hr < 0)
+		return v_deny(-hr, "limit.moat-memory");
+	int fd = memfd_create("moat-symlink", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	struct stat st;
+	if (fd < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+	    fstat(fd, &st) < 0 || held_track(fd) < 0) {
+		int e = fd < 0 ? errno : EIO;
+		if (fd >= 0)
+			close(fd);
+		return v_error(e);
 	}
-	if (!p.exists && p.outside) {
-		v = v_deny(ENOENT, "fs.outside-view");
-		goto out;
+	reg_put_link(st.st_dev, st.st_ino, p->vpath);
+	return v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
+}
+
+/* A host node's open on a job, off the loop; the job takes p's parent
+ * fd when it starts.  Pre: p->kind == VN_HOST, p->parent >= 0. */
+static struct verdict open_in_job(struct call *c, struct vfs_path *p, int flags)
+{
+	struct verdict v = fifo_job(c, p->parent, p->name, -1, flags);
+	if (v.kind == V_PENDING)
+		p->parent = -1; /* the job's */
+	return v;
+}
+
+/* Opening a FIFO waits for the other end, which may be another sandbox
+ * process this loop must keep serving: such an open goes to a job.  So
+ * does a FIFO or a pipe reopened through /proc/PID/fd/N (or /dev/fd/N).
+ * True with the verdict in *v when the open went there (or failed). */
+static bool open_would_wait(struct call *c, struct vfs_path *p, int flags, struct verdict *v)
+{
+	if (flags & O_NONBLOCK)
+		return false;
+	if (p->kind == VN_HOST && p->exists && S_ISFIFO(p->st.st_mode) && p->parent >= 0) {
+		*v = open_in_job(c, p, flags);
+		return true;
 	}
-	if ((flags & O_CREAT) && p.trailing_slash && fs_last_type(c->path[0]) == FS_LAST_NORM) {
-		v = v_error(EISDIR);
-		goto out;
+	if (p->kind != VN_MAGIC_FD)
+		return false;
+	int copy = magic_copy(p);
+	struct stat cst;
+	if (copy < 0 || fstat(copy, &cst) < 0) {
+		if (copy >= 0)
+			call_putfd(copy);
+		*v = v_error(ENOENT);
+		return true;
 	}
-	if (!p.exists) {
-		if (!(flags & O_CREAT) || tmpfile) {
-			v = v_error(ENOENT);
-			goto out;
-		}
-		if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0) {
-			v = v_error(-r);
-			goto out;
-		}
-	} else {
-		if ((flags & O_CREAT) && (flags & O_EXCL)) {
-			v = v_error(EEXIST);
-			goto out;
-		}
-		if (S_ISDIR(p.st.st_mode) &&
-		    (flags & O_CREAT || (wants_write(flags) && !tmpfile && !(flags & O_PATH)))) {
-			v = v_error(EISDIR);
-			goto out;
-		}
-		if ((flags & O_DIRECTORY) && !tmpfile && !S_ISDIR(p.st.st_mode) &&
-		    !S_ISLNK(p.st.st_mode)) {
-			v = v_error(ENOTDIR);
-			goto out;
-		}
-		if (!(flags & O_PATH) && (wants_write(flags) || tmpfile) &&
-		    (S_ISREG(p.st.st_mode) || S_ISDIR(p.st.st_mode))) {
-			if (p.kind == VN_HOST)
-				r = vfs_prepare(c->vfs, &p, VC_CHANGE);
-			else
-				r = p.mnt->ro ? -EROFS : 0;
-			if (r < 0) {
-				v = v_error(-r);
-				goto out;
-			}
-		}
+	if (S_ISFIFO(cst.st_mode)) {
+		*v = fifo_job(c, -1, NULL, copy, flags);
+		return true;
 	}
-	if (p.kind == VN_MAGIC_FD && (wants_write(flags) || (flags & O_CREAT))) {
-		/* /proc/self/fd/N reopened for writing: the file must not sit in
-		 * a read-only mount, or a read-only fd would turn writable. */
-		struct proc *owner = proc_find(p.magic_pid);
-		int copy = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p.magic_fd, 0) : -1;
-		if (copy < 0) {
-			v = v_error(ENOENT);
-			goto out;
-		}
-		/* Already open for writing (a terminal, /dev/null, a pipe): a
-		 * second write open adds nothing.  Otherwise the file must be
-		 * one the sandbox may change. */
-		int fl = fcntl(copy, F_GETFL);
-		bool had_write = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH);
-		int r2 = had_write ? 0 : fs_fd_changeable(c->vfs, copy);
-		call_putfd(copy);
-		if (r2 < 0) {
-			v = v_error(-r2);
-			goto out;
-		}
-	}
-	if (flags & O_PATH) {
-		/* ADDFD cannot carry an O_PATH file (the kernel's fget skips
-		 * them), so an O_PATH open is served as a read-only one, which
-		 * needs read permission and cannot name a symlink itself. */
-		if (p.exists && S_ISLNK(p.st.st_mode)) {
-			int hr = held_admit(c->vfs, 0);
-			if (hr < 0) {
-				v = v_deny(-hr, "limit.moat-memory");
-				goto out;
-			}
-			int fd = memfd_create("moat-symlink", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-			struct stat st;
-			if (fd < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
-							   F_SEAL_WRITE) < 0 || fstat(fd, &st) < 0 ||
-			    held_track(fd) < 0) {
-				v = v_error(fd < 0 ? errno : EIO);
-				if (fd >= 0)
-					close(fd);
-				goto out;
-			}
-			reg_put_link(st.st_dev, st.st_ino, p.vpath);
-			v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
-			goto out;
-		}
-		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
-	}
-	if (p.kind == VN_HOST && p.exists && S_ISFIFO(p.st.st_mode) && !(flags & O_NONBLOCK) &&
-	    p.parent >= 0) {
-		/* Opening a FIFO waits for the other end, which may be another
-		 * sandbox process this loop must keep serving: a job opens it. */
-		v = fifo_job(c, p.parent, p.name, -1, flags);
-		if (v.kind == V_PENDING)
-			p.parent = -1; /* the job's */
-		goto out;
-	}
-	if (p.kind == VN_MAGIC_FD && !(flags & O_NONBLOCK)) {
-		/* The same through /proc/PID/fd/N (or /dev/fd/N): a FIFO, or a
-		 * pipe, reopened waits for its other end just as well. */
-		struct proc *owner = proc_find(p.magic_pid);
-		int copy = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p.magic_fd, 0) : -1;
-		struct stat cst;
-		if (copy < 0 || fstat(copy, &cst) < 0) {
-			if (copy >= 0)
-				call_putfd(copy);
-			v = v_error(ENOENT);
-			goto out;
-		}
-		if (S_ISFIFO(cst.st_mode)) {
-			v = fifo_job(c, -1, NULL, copy, flags);
-			goto out;
-		}
-		call_putfd(copy);
-	}
+	call_putfd(copy);
+	return false;
+}
+
+/* Open the node (vfs_open) and grant the fd: a listing of a directory
+ * that holds hidden names is a filtered copy, and a synthetic node's
+ * meaning goes to the registry.  Pre: every rule of open_walked passed;
+ * `flags` is what is opened (an O_PATH open is a read-only one by now). */
+static struct verdict open_node(struct call *c, struct vfs_path *p, int flags, mode_t mode)
+{
 	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
-	int fd = vfs_open(c->vfs, c->task, &p, flags & ~O_CLOEXEC, m);
-	if (fd == -EWOULDBLOCK && !(flags & O_NONBLOCK) && p.kind == VN_HOST && p.parent >= 0) {
-		/* It would wait (a FIFO after all, a lease): off the loop. */
-		v = fifo_job(c, p.parent, p.name, -1, flags);
-		if (v.kind == V_PENDING)
-			p.parent = -1;
-		goto out;
-	}
-	if (fd == -ENOSPC && (p.kind == VN_MAGIC_FD ||
-			      (p.kind == VN_HOST && p.mnt->kind == MNT_DEV && !strcmp(p.name, "ptmx")))) {
-		v = v_deny(ENOSPC, "dev.pty-limit");
-		goto out;
-	}
-	if ((fd == -ENOMEM || fd == -EMFILE) && p.kind == VN_PROC) {
-		/* Past what moat may hold for the sandbox (held.c). */
-		v = v_deny(-fd, "limit.moat-memory");
-		goto out;
-	}
-	if (fd < 0) {
-		v = v_error(-fd);
-		goto out;
-	}
-	if (p.kind == VN_HOST && p.exists && S_ISDIR(p.st.st_mode) && !(flags & O_PATH) && !p.upper) {
-		fd = vfs_filter_listing(c->vfs, fd, p.vpath);
-		if (fd < 0) {
-			v = v_error(-fd);
-			goto out;
-		}
+	int fd = vfs_open(c->vfs, c->task, p, flags & ~O_CLOEXEC, m);
+	if (fd == -EWOULDBLOCK && !(flags & O_NONBLOCK) && p->kind == VN_HOST && p->parent >= 0)
+		return open_in_job(c, p, flags); /* a FIFO after all, a lease */
+	if (fd == -ENOSPC && (p->kind == VN_MAGIC_FD ||
+			      (p->kind == VN_HOST && p->mnt->kind == MNT_DEV && !strcmp(p->name, "ptmx"))))
+		return v_deny(ENOSPC, "dev.pty-limit");
+	if ((fd == -ENOMEM || fd == -EMFILE) && p->kind == VN_PROC)
+		return v_deny(-fd, "limit.moat-memory"); /* past what moat may hold (held.c) */
+	if (fd < 0)
+		return v_error(-fd);
+	if (p->kind == VN_HOST && p->exists && S_ISDIR(p->st.st_mode) && !(flags & O_PATH) &&
+	    !p->upper) {
+		fd = vfs_filter_listing(c->vfs, fd, p->vpath);
+		if (fd < 0)
+			return v_error(-fd);
 	}
 	/* A host file's meaning comes back from where the kernel says it is
 	 * (fs_vpath_of_fd); only synthetic directories need the registry. */
-	if (p.kind != VN_HOST && p.kind != VN_HELD)
-		fs_register(fd, p.vpath);
-	v = v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
-out:
+	if (p->kind != VN_HOST && p->kind != VN_HELD)
+		fs_register(fd, p->vpath);
+	return v_fd(fd, (flags & O_CLOEXEC) ? O_CLOEXEC : 0);
+}
+
+/* The layer below the open handlers: the walked node `p` opened as the
+ * call asks, in the kernel's order — what the walk found, then creating
+ * or the rules on an existing node, then the special files (a magic
+ * link reopened for writing, an O_PATH symlink, a FIFO), then the open.
+ * The verdict; p stays the caller's to release. */
+static struct verdict open_walked(struct call *c, struct vfs_path *p, int flags, mode_t mode,
+				  uint64_t resolve)
+{
+	if ((resolve & RESOLVE_NO_MAGICLINKS) && p->kind == VN_MAGIC_FD)
+		return v_error(ELOOP);
+	if (!p->exists && p->outside)
+		return v_deny(ENOENT, "fs.outside-view");
+	if ((flags & O_CREAT) && p->trailing_slash && fs_last_type(c->path[0]) == FS_LAST_NORM)
+		return v_error(EISDIR);
+	int r = p->exists ? open_existing(c->vfs, p, flags) : open_create(c->vfs, p, flags);
+	if (r == 0 && p->kind == VN_MAGIC_FD && (wants_write(flags) || (flags & O_CREAT)))
+		r = open_magic_write(c, p);
+	if (r < 0)
+		return v_error(-r);
+	if (flags & O_PATH) {
+		if (p->exists && S_ISLNK(p->st.st_mode))
+			return open_symlink_standin(c, p, flags);
+		/* Served as a read-only open, which needs read permission. */
+		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
+	}
+	struct verdict v;
+	if (open_would_wait(c, p, flags, &v))
+		return v;
+	return open_node(c, p, flags, mode);
+}
+
+/* open, openat, openat2, creat: flags as the kernel takes them (refused
+ * before any lookup), the walk, and the layer below. */
+static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
+			      mode_t mode, uint64_t resolve)
+{
+	int r = open_flags_check(flags);
+	if (r < 0)
+		return v_error(-r);
+	/* RESOLVE_CACHED: never for an open that would create or truncate. */
+	if ((resolve & RESOLVE_CACHED) && (flags & (O_TRUNC | O_CREAT | O_TMPFILE_BIT)))
+		return v_error(EAGAIN);
+	struct vfs_path p;
+	r = fs_walk(c, dirfd_argi, path_argi, 0, open_walk_flags(flags, resolve), &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v = open_walked(c, &p, flags, mode, resolve);
 	vfs_path_release(&p);
 	return v;
 }

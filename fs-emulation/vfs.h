@@ -198,7 +198,7 @@ enum vfs_change {
 	VC_REMOVE,  /* the name goes (unlink, rmdir, replaced by rename) */
 	VC_RENAME,  /* the node moves to another name */
 };
-int vfs_prepare(struct vfs *v, struct vfs_path *p, enum vfs_change what);
+int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what);
 /* The directory fd a walked mount root (p->parent < 0) is reached by. */
 int vfs_root_fd(const struct vfs_path *p);
 

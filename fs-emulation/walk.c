@@ -464,8 +464,45 @@ static void squeeze(char *p)
 		p[--n] = '\0';
 }
 
-int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
-	     int flags, struct vfs_path *out)
+/* ---- the slow walk: a cursor over the path ----
+ *
+ * The cursor holds where the walk is (`cur`, a canonical virtual path)
+ * and what is left to walk (`rest`, in `todo`).  Each step takes the
+ * component in hand and says what comes next: the next component, the
+ * end (the node is in `out`), or a symlink to splice in front of the rest.
+ * `..` is a string operation on `cur`, and every host lookup is below a
+ * mount's root fd with no symlink followed (open_parent, host_lstat), so
+ * no step ever lets the host resolve a name of the sandbox's. */
+
+enum walk_step {
+	STEP_NEXT, /* go on with the next component */
+	STEP_DONE, /* out holds the node the walk ends on */
+	STEP_LINK, /* link holds the target of a symlink to follow */
+};
+
+struct walk {
+	struct vfs *v;
+	struct task *t;              /* gives meaning to /proc/self */
+	int flags;                   /* VW_* */
+	bool scoped;                 /* VW_BENEATH or VW_IN_ROOT: base is a floor */
+	struct vfs_path *out;
+	char todo[2 * PATH_MAX + 2]; /* the path to walk */
+	char *rest;                  /* what is left of it (into todo) */
+	char cur[PATH_MAX];          /* resolved so far; "" is the root */
+	size_t floor;                /* ".." never goes above cur[0..floor) */
+	struct vfs_mount *start_mnt; /* VW_NO_XDEV: the mount the walk stays in */
+	int hops;                    /* symlinks followed so far */
+	char comp[NAME_MAX + 1];     /* the component in hand */
+	bool last;                   /* ... and nothing follows it */
+	char next[PATH_MAX];         /* cur + "/" + comp */
+	char link[PATH_MAX];         /* STEP_LINK: the target, as read */
+};
+
+/* Clear `out` and load `path` (from `base` when relative) into the cursor:
+ * todo gets the absolute path, squeezed, as the fast path wants it.
+ * 0, or -errno for a path that cannot be walked at all. */
+static int walk_init(struct walk *w, struct vfs *v, struct task *t, const char *base,
+		     const char *path, int flags, struct vfs_path *out)
 {
 	memset(out, 0, offsetof(struct vfs_path, vpath));
 	out->parent = -1;
@@ -477,264 +514,373 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
 		return -ENOENT;
 	size_t plen = strlen(path);
 	out->trailing_slash = plen > 0 && path[plen - 1] == '/';
-
-	char todo[2 * PATH_MAX + 2];
-	int n = path[0] == '/' ? snprintf(todo, sizeof todo, "%s", path)
-			       : snprintf(todo, sizeof todo, "%s/%s", base, path);
+	w->v = v;
+	w->t = t;
+	w->flags = flags;
+	w->scoped = flags & (VW_BENEATH | VW_IN_ROOT);
+	w->out = out;
+	int n = path[0] == '/' ? snprintf(w->todo, sizeof w->todo, "%s", path)
+			       : snprintf(w->todo, sizeof w->todo, "%s/%s", base, path);
 	if (n < 0 || (size_t)n >= PATH_MAX)
 		return -ENAMETOOLONG;
-	squeeze(todo);
+	squeeze(w->todo);
+	return 0;
+}
 
-	int scoped = flags & (VW_BENEATH | VW_IN_ROOT);
-	if (!(flags & (VW_NO_SYMLINKS | VW_BENEATH | VW_IN_ROOT | VW_NO_XDEV)) &&
-	    !has_dot_component(todo)) {
-		int r = walk_fast(v, todo, flags, out);
-		if (r <= 0) {
-			if (r == 0 && out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode) &&
-			    !(flags & VW_LAST_NAME)) {
-				vfs_path_release(out);
-				return -ENOTDIR;
-			}
-			return r;
-		}
-		out->outside = false;
-	}
-
-	/* The slow walk: one component at a time, symlinks re-walked. */
-	char cur[PATH_MAX] = "";  /* resolved so far; "" is the root */
-	char next[PATH_MAX];
-	char link[PATH_MAX];
-	int hops = 0;
-	size_t floor = 0;         /* ".." never goes above cur[0..floor) */
-	if (scoped || path[0] != '/') {
-		/* Start from the base itself: it is canonical (no symlinks),
-		 * so ".." from it is its parent even when it was removed. */
-		if (path[0] == '/' && (flags & VW_BENEATH))
+/* Where the slow walk starts: the virtual root for an absolute path; else
+ * the base itself, which is canonical (no symlinks), so ".." from it is
+ * its parent even when it was removed.  A scoped walk starts at the base
+ * whatever the path, and never goes above it.
+ * Pre: walk_init succeeded with the same base and path. */
+static int walk_begin(struct walk *w, const char *base, const char *path)
+{
+	w->cur[0] = '\0';
+	w->floor = 0;
+	w->hops = 0;
+	if (w->scoped || path[0] != '/') {
+		if (path[0] == '/' && (w->flags & VW_BENEATH))
 			return -EXDEV;
-		snprintf(cur, sizeof cur, "%s", strcmp(base, "/") == 0 ? "" : base);
-		floor = scoped ? strlen(cur) : 0;
-		snprintf(todo, sizeof todo, "%s", path);
+		snprintf(w->cur, sizeof w->cur, "%s", strcmp(base, "/") == 0 ? "" : base);
+		w->floor = w->scoped ? strlen(w->cur) : 0;
+		snprintf(w->todo, sizeof w->todo, "%s", path);
 	}
-	struct vfs_mount *start_mnt = path[0] == '/' && !scoped ? &v->mnt[0] : vfs_mount_of(v, base);
-	char *p = todo;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
-			break;
-		char *end = strchr(p, '/');
-		size_t clen = end ? (size_t)(end - p) : strlen(p);
-		char *rest = p + clen;
-		while (*rest == '/')
-			rest++;
-		bool last = *rest == '\0';
-		if (clen > NAME_MAX)
-			return -ENAMETOOLONG;
-		char comp[NAME_MAX + 1];
-		memcpy(comp, p, clen);
-		comp[clen] = '\0';
-		p = rest;
+	w->start_mnt = path[0] == '/' && !w->scoped ? &w->v->mnt[0] : vfs_mount_of(w->v, base);
+	w->rest = w->todo;
+	return 0;
+}
 
-		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
-			if (comp[1] == '.') { /* ".." never leaves the virtual root */
-				if (strlen(cur) <= floor) {
-					if (flags & VW_BENEATH)
-						return -EXDEV;
-				} else {
-					char *s = strrchr(cur, '/');
-					if (s)
-						*s = '\0';
-					if ((flags & VW_NO_XDEV) &&
-					    vfs_mount_of(v, cur[0] ? cur : "/") != start_mnt)
-						return -EXDEV;
-				}
-			}
-			if (last)
-				break;
-			continue;
-		}
-		if ((size_t)snprintf(next, sizeof next, "%s/%s", cur, comp) >= sizeof next)
-			return -ENAMETOOLONG;
-		vfs_path_release(out);
-		if (hidden_here(v, next)) {
-			out->outside = true;
-			snprintf(out->vpath, sizeof out->vpath, "%s", next);
-			return -ENOENT;
-		}
-		struct vfs_mount *m = vfs_mount_of(v, next);
-		if ((flags & VW_NO_XDEV) && m != start_mnt)
-			return -EXDEV;
-		bool follow = !last || follow_last(flags, out->trailing_slash);
-		struct stat st;
-		bool is_link = false;
+/* Take the next component off `rest` into `comp`, and say whether it is
+ * the last.  Pre: rest points into todo.  1 with a component, 0 at the end
+ * of the path, -ENAMETOOLONG for a component past NAME_MAX. */
+static int walk_component(struct walk *w)
+{
+	char *p = w->rest;
+	while (*p == '/')
+		p++;
+	if (*p == '\0')
+		return 0;
+	size_t clen = strcspn(p, "/");
+	char *rest = p + clen;
+	while (*rest == '/')
+		rest++;
+	if (clen > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(w->comp, p, clen);
+	w->comp[clen] = '\0';
+	w->last = *rest == '\0';
+	w->rest = rest;
+	return 1;
+}
 
-		if (m->vlen == strlen(next) && m->vlen > 1) {
-			/* A mount point: its root directory. */
-			snprintf(cur, sizeof cur, "%s", next);
-			if (last) {
-				snprintf(out->vpath, sizeof out->vpath, "%s", cur);
-				fill_root(out, m);
-				goto done;
-			}
-			continue;
-		}
-		if (m->kind == MNT_PROC) {
-			const char *dir = rel_of(m, cur[0] ? cur : "/");
-			int mfd = -1;
-			pid_t mpid = 0;
-			int r = proc_walk_step(v, t, dir, comp, &st, link, sizeof link, &mfd, &mpid);
-			if (r == -ENOENT && last) {
-				if (strspn(comp, "0123456789") == strlen(comp) && strcmp(dir, ".") == 0)
-					out->outside = true;
-				snprintf(out->vpath, sizeof out->vpath, "%s", next);
-				out->mnt = m;
-				out->kind = VN_PROC;
-				snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, next));
-				out->name = out->rel;
-				out->exists = false;
-				goto done;
-			}
-			if (r < 0) {
-				/* /proc/<a host pid>: a look outside the sandbox */
-				if (r == -ENOENT && strspn(comp, "0123456789") == strlen(comp) &&
-				    strcmp(dir, ".") == 0)
-					out->outside = true;
-				return r;
-			}
-			if (r == 1 && follow) {
-				/* /proc/PID/fd/N: reopen the task's own fd. */
-				if (last && !out->trailing_slash) {
-					snprintf(out->vpath, sizeof out->vpath, "%s", next);
-					out->mnt = m;
-					out->kind = VN_MAGIC_FD;
-					out->magic_fd = mfd;
-					out->magic_pid = mpid;
-					out->st = st;
-					out->exists = true;
-					goto done;
-				}
-				if (link[0] != '/')
-					return -ENOTDIR;
-			}
-			is_link = S_ISLNK(st.st_mode);
-			if (!is_link || !follow) {
-				if (!last && !S_ISDIR(st.st_mode))
-					return -ENOTDIR;
-				snprintf(cur, sizeof cur, "%s", next);
-				if (last) {
-					snprintf(out->vpath, sizeof out->vpath, "%s", cur);
-					out->mnt = m;
-					out->kind = VN_PROC;
-					snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, cur));
-					out->name = out->rel;
-					out->st = st;
-					out->exists = true;
-					goto done;
-				}
-				continue;
-			}
-		} else {
-			char dir[PATH_MAX];
-			/* m covers next, so it covers its parent cur too */
-			snprintf(dir, sizeof dir, "%s", rel_of(m, cur[0] ? cur : "/"));
-			bool upper;
-			int pfd = open_parent(m, dir, &upper);
-			if (pfd < 0)
-				return pfd;
-			int r = host_lstat(m, &pfd, &upper, dir, comp, &st);
-			if (r == -ENOENT && m == &v->mnt[0] && cur[0] == '\0')
-				out->outside = host_has_top(comp);
-			if (r < 0 && !(r == -ENOENT && last)) {
-				close(pfd);
-				snprintf(out->vpath, sizeof out->vpath, "%s", next);
-				return r;
-			}
-			is_link = r == 0 && S_ISLNK(st.st_mode);
-			if (is_link && follow) {
-				ssize_t ln = readlinkat(pfd, comp, link, sizeof link - 1);
-				close(pfd);
-				if (ln < 0)
-					return -errno;
-				link[ln] = '\0';
-			} else {
-				if (r == 0 && !last && !S_ISDIR(st.st_mode)) {
-					close(pfd);
-					return -ENOTDIR;
-				}
-				if (!last) {
-					close(pfd);
-					snprintf(cur, sizeof cur, "%s", next);
-					continue;
-				}
-				snprintf(out->vpath, sizeof out->vpath, "%s", next);
-				out->mnt = m;
-				out->kind = VN_HOST;
-				snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, next));
-				out->name = strrchr(out->rel, '/') ? strrchr(out->rel, '/') + 1 : out->rel;
-				out->parent = pfd;
-				out->upper = upper;
-				out->exists = r == 0;
-				if (r == 0)
-					out->st = st;
-				goto done;
-			}
-		}
+/* "." stays; ".." drops the last component of `cur`: it never leaves the
+ * virtual root, nor the floor of a scoped walk (VW_BENEATH: -EXDEV), and
+ * under VW_NO_XDEV it must not leave the mount the walk started in.  No
+ * host lookup: a host ".." could climb out of a mount.
+ * Pre: comp is "." or "..".  A final one ends the walk at `cur`
+ * (walk_end_dir), as the next walk_component finds nothing left. */
+static int walk_dot(struct walk *w)
+{
+	if (w->comp[1] != '.')
+		return STEP_NEXT;
+	if (strlen(w->cur) <= w->floor)
+		return (w->flags & VW_BENEATH) ? -EXDEV : STEP_NEXT;
+	char *s = strrchr(w->cur, '/');
+	if (s)
+		*s = '\0';
+	if ((w->flags & VW_NO_XDEV) && vfs_mount_of(w->v, w->cur[0] ? w->cur : "/") != w->start_mnt)
+		return -EXDEV;
+	return STEP_NEXT;
+}
 
-		/* A symlink to follow: splice its target in front of the rest. */
-		if (++hops > MAX_HOPS || (flags & VW_NO_SYMLINKS))
-			return -ELOOP;
-		if (scoped && link[0] == '/' && (flags & VW_BENEATH))
-			return -EXDEV;
-		if (link[0] == '\0')
-			return -ENOENT;
-		char spliced[2 * PATH_MAX + 2];
-		int sn = snprintf(spliced, sizeof spliced, "%s%s%s", link, *p ? "/" : "", p);
-		if (sn < 0 || (size_t)sn >= PATH_MAX)
-			return -ENAMETOOLONG;
-		if (!*p && link[strlen(link) - 1] == '/')
-			out->trailing_slash = true; /* "f/" as a target wants a directory */
-		memcpy(todo, spliced, (size_t)sn + 2);
-		p = todo;
-		if (link[0] == '/')
-			cur[scoped ? floor : 0] = '\0';
+/* Is the component in hand followed when it is a symlink?  Every one but
+ * the last is; the last as the flags and a trailing slash say. */
+static bool walk_follows(const struct walk *w)
+{
+	return !w->last || follow_last(w->flags, w->out->trailing_slash);
+}
+
+/* The directory `cur` below mount `m` ("." for its root).
+ * Pre: m holds cur. */
+static const char *walk_dir(const struct walk *w, const struct vfs_mount *m)
+{
+	return rel_of(m, w->cur[0] ? w->cur : "/");
+}
+
+/* Crossing onto mount `m` at its mount point `next`: its root directory,
+ * from the table (what the skeleton has under it plays no part).
+ * Pre: m->vpath is next. */
+static int walk_mount_root(struct walk *w, struct vfs_mount *m)
+{
+	snprintf(w->cur, sizeof w->cur, "%s", w->next);
+	if (!w->last)
+		return STEP_NEXT;
+	snprintf(w->out->vpath, sizeof w->out->vpath, "%s", w->cur);
+	fill_root(w->out, m);
+	return STEP_DONE;
+}
+
+/* out names `vpath` of the synthetic /proc (mount m); the caller says
+ * whether it exists and what it is. */
+static void proc_node(struct vfs_path *out, struct vfs_mount *m, const char *vpath)
+{
+	if (vpath != out->vpath)
+		snprintf(out->vpath, sizeof out->vpath, "%s", vpath);
+	out->mnt = m;
+	out->kind = VN_PROC;
+	snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, out->vpath));
+	out->name = out->rel;
+}
+
+/* /proc/<pid> at the top of /proc, which proc.c does not know: a pid
+ * outside the sandbox, a look outside the view (audited). */
+static bool proc_foreign_pid(const char *dir, const char *comp)
+{
+	return strspn(comp, "0123456789") == strlen(comp) && strcmp(dir, ".") == 0;
+}
+
+/* A name of the synthetic /proc, which proc.c decides.  A followed
+ * /proc/PID/fd/N at the end is the task's own fd (VN_MAGIC_FD), reopened
+ * by vfs_open, never its link text walked; one in the middle of a path
+ * walks on only from an absolute target.  Pre: m is /proc and holds
+ * `next`, and next is not m's root. */
+static int walk_proc(struct walk *w, struct vfs_mount *m)
+{
+	struct vfs_path *out = w->out;
+	const char *dir = walk_dir(w, m);
+	struct stat st;
+	int mfd = -1;
+	pid_t mpid = 0;
+	int r = proc_walk_step(w->v, w->t, dir, w->comp, &st, w->link, sizeof w->link, &mfd, &mpid);
+	if (r == -ENOENT && proc_foreign_pid(dir, w->comp))
+		out->outside = true;
+	if (r == -ENOENT && w->last) {
+		proc_node(out, m, w->next);
+		out->exists = false;
+		return STEP_DONE;
 	}
-	/* The walk ended on "." or ".." (or was "/"): the directory `cur`. */
-	snprintf(out->vpath, sizeof out->vpath, "%s", cur[0] ? cur : "/");
-	{
-		struct vfs_mount *m = vfs_mount_of(v, out->vpath);
-		const char *rel = rel_of(m, out->vpath);
-		if (strcmp(rel, ".") == 0) {
-			fill_root(out, m);
-		} else if (m->kind == MNT_PROC) {
+	if (r < 0)
+		return r;
+	bool follow = walk_follows(w);
+	if (r == 1 && follow) {
+		if (w->last && !out->trailing_slash) {
+			snprintf(out->vpath, sizeof out->vpath, "%s", w->next);
 			out->mnt = m;
-			out->kind = VN_PROC;
-			snprintf(out->rel, sizeof out->rel, "%s", rel);
-			out->name = out->rel;
+			out->kind = VN_MAGIC_FD;
+			out->magic_fd = mfd;
+			out->magic_pid = mpid;
+			out->st = st;
 			out->exists = true;
-			out->st.st_mode = S_IFDIR | 0555;
-		} else {
-			char dir[PATH_MAX];
-			snprintf(out->rel, sizeof out->rel, "%s", rel);
-			const char *name = split_rel(out->rel, dir, sizeof dir);
-			bool upper;
-			int pfd = open_parent(m, dir, &upper);
-			if (pfd < 0)
-				return pfd;
-			out->mnt = m;
-			out->kind = VN_HOST;
-			out->exists = host_lstat(m, &pfd, &upper, dir, name, &out->st) == 0;
-			out->parent = pfd;
-			out->upper = upper;
-			out->name = name;
+			return STEP_DONE;
 		}
+		if (w->link[0] != '/')
+			return -ENOTDIR;
 	}
-done:
+	if (S_ISLNK(st.st_mode) && follow)
+		return STEP_LINK;
+	if (!w->last && !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	snprintf(w->cur, sizeof w->cur, "%s", w->next);
+	if (!w->last)
+		return STEP_NEXT;
+	proc_node(out, m, w->cur);
+	out->st = st;
+	out->exists = true;
+	return STEP_DONE;
+}
+
+/* The final component, a host node of mount `m`: `out` takes the parent
+ * fd `pfd` (owned from here), and the node's stat when lookup `r` found
+ * it (0; -ENOENT: missing).  Pre: w->last, next is below m's root. */
+static int walk_last_host(struct walk *w, struct vfs_mount *m, int pfd, bool upper, int r,
+			  const struct stat *st)
+{
+	struct vfs_path *out = w->out;
+	snprintf(out->vpath, sizeof out->vpath, "%s", w->next);
+	out->mnt = m;
+	out->kind = VN_HOST;
+	snprintf(out->rel, sizeof out->rel, "%s", rel_of(m, w->next));
+	out->name = strrchr(out->rel, '/') ? strrchr(out->rel, '/') + 1 : out->rel;
+	out->parent = pfd;
+	out->upper = upper;
+	out->exists = r == 0;
+	if (r == 0)
+		out->st = *st;
+	return STEP_DONE;
+}
+
+/* A name in a host directory of mount `m` (the root's layer, a bind, a
+ * tmpfs, an overlay): lstat'd below its parent's fd, which is opened
+ * beneath the mount's root with no symlink followed, and a symlink to
+ * follow is read through that same fd.  A name missing at the top of the
+ * view that the host has at its root is a look outside.
+ * Pre: m holds `next`, so it holds its parent `cur` too; next is not m's
+ * root. */
+static int walk_host(struct walk *w, struct vfs_mount *m)
+{
+	struct vfs_path *out = w->out;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", walk_dir(w, m));
+	bool upper;
+	int pfd = open_parent(m, dir, &upper);
+	if (pfd < 0)
+		return pfd;
+	struct stat st;
+	int r = host_lstat(m, &pfd, &upper, dir, w->comp, &st);
+	if (r == -ENOENT && m == &w->v->mnt[0] && w->cur[0] == '\0')
+		out->outside = host_has_top(w->comp);
+	if (r < 0 && !(r == -ENOENT && w->last)) {
+		close(pfd);
+		snprintf(out->vpath, sizeof out->vpath, "%s", w->next);
+		return r;
+	}
+	if (r == 0 && S_ISLNK(st.st_mode) && walk_follows(w)) {
+		ssize_t ln = readlinkat(pfd, w->comp, w->link, sizeof w->link - 1);
+		close(pfd);
+		if (ln < 0)
+			return -errno;
+		w->link[ln] = '\0';
+		return STEP_LINK;
+	}
+	if (w->last)
+		return walk_last_host(w, m, pfd, upper, r, &st);
+	close(pfd);
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	snprintf(w->cur, sizeof w->cur, "%s", w->next);
+	return STEP_NEXT;
+}
+
+/* A name below `cur` (not "." or ".."): a hidden name is a look outside,
+ * then the mount table says what holds it — a mount point, /proc, or a
+ * host directory.  Pre: out holds no fd of an earlier step's (released
+ * here). */
+static int walk_name(struct walk *w)
+{
+	if ((size_t)snprintf(w->next, sizeof w->next, "%s/%s", w->cur, w->comp) >= sizeof w->next)
+		return -ENAMETOOLONG;
+	vfs_path_release(w->out);
+	if (hidden_here(w->v, w->next)) {
+		w->out->outside = true;
+		snprintf(w->out->vpath, sizeof w->out->vpath, "%s", w->next);
+		return -ENOENT;
+	}
+	struct vfs_mount *m = vfs_mount_of(w->v, w->next);
+	if ((w->flags & VW_NO_XDEV) && m != w->start_mnt)
+		return -EXDEV;
+	if (m->vlen == strlen(w->next) && m->vlen > 1)
+		return walk_mount_root(w, m);
+	if (m->kind == MNT_PROC)
+		return walk_proc(w, m);
+	return walk_host(w, m);
+}
+
+/* Follow the symlink whose target is `link`: splice it in front of what
+ * is left.  An absolute target starts again from the virtual root, or
+ * from the base of a VW_IN_ROOT walk (VW_BENEATH refuses it); a relative
+ * one from `cur`, the directory that holds the link.  -ELOOP past
+ * MAX_HOPS links, or at the first one under VW_NO_SYMLINKS.
+ * Pre: link holds a target read through the view (a host link's text, or
+ * /proc's). */
+static int walk_symlink(struct walk *w)
+{
+	if (++w->hops > MAX_HOPS || (w->flags & VW_NO_SYMLINKS))
+		return -ELOOP;
+	if (w->scoped && w->link[0] == '/' && (w->flags & VW_BENEATH))
+		return -EXDEV;
+	if (w->link[0] == '\0')
+		return -ENOENT;
+	char spliced[2 * PATH_MAX + 2];
+	const char *rest = w->rest;
+	int n = snprintf(spliced, sizeof spliced, "%s%s%s", w->link, *rest ? "/" : "", rest);
+	if (n < 0 || (size_t)n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!*rest && w->link[strlen(w->link) - 1] == '/')
+		w->out->trailing_slash = true; /* "f/" as a target wants a directory */
+	memcpy(w->todo, spliced, (size_t)n + 1);
+	w->rest = w->todo;
+	if (w->link[0] == '/')
+		w->cur[w->scoped ? w->floor : 0] = '\0';
+	return STEP_NEXT;
+}
+
+/* The walk ended on "." or ".." (or the path was "/"): the node is the
+ * directory `cur` itself — a mount root from the table, a /proc
+ * directory, or a host directory looked up from its parent.
+ * Pre: the whole path was walked; out holds no fd. */
+static int walk_end_dir(struct walk *w)
+{
+	struct vfs_path *out = w->out;
+	snprintf(out->vpath, sizeof out->vpath, "%s", w->cur[0] ? w->cur : "/");
+	struct vfs_mount *m = vfs_mount_of(w->v, out->vpath);
+	const char *rel = rel_of(m, out->vpath);
+	if (strcmp(rel, ".") == 0) {
+		fill_root(out, m);
+		return STEP_DONE;
+	}
+	if (m->kind == MNT_PROC) {
+		proc_node(out, m, out->vpath);
+		out->exists = true;
+		out->st.st_mode = S_IFDIR | 0555;
+		return STEP_DONE;
+	}
+	char dir[PATH_MAX];
+	snprintf(out->rel, sizeof out->rel, "%s", rel);
+	const char *name = split_rel(out->rel, dir, sizeof dir);
+	bool upper;
+	int pfd = open_parent(m, dir, &upper);
+	if (pfd < 0)
+		return pfd;
+	out->mnt = m;
+	out->kind = VN_HOST;
+	out->exists = host_lstat(m, &pfd, &upper, dir, name, &out->st) == 0;
+	out->parent = pfd;
+	out->upper = upper;
+	out->name = name;
+	return STEP_DONE;
+}
+
+/* Every walk that found its node ends here: a trailing slash wants a
+ * directory, unless the caller rules on it itself (VW_LAST_NAME). */
+static int walk_finish(struct walk *w)
+{
+	struct vfs_path *out = w->out;
 	if (out->trailing_slash && out->exists && !S_ISDIR(out->st.st_mode) &&
-	    !(flags & VW_LAST_NAME)) {
+	    !(w->flags & VW_LAST_NAME)) {
 		vfs_path_release(out);
 		return -ENOTDIR;
 	}
 	return 0;
+}
+
+int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
+	     int flags, struct vfs_path *out)
+{
+	struct walk w;
+	int r = walk_init(&w, v, t, base, path, flags, out);
+	if (r < 0)
+		return r;
+	if (!(flags & (VW_NO_SYMLINKS | VW_BENEATH | VW_IN_ROOT | VW_NO_XDEV)) &&
+	    !has_dot_component(w.todo)) {
+		r = walk_fast(v, w.todo, flags, out);
+		if (r <= 0)
+			return r < 0 ? r : walk_finish(&w);
+		out->outside = false;
+	}
+	if ((r = walk_begin(&w, base, path)) < 0)
+		return r;
+	while ((r = walk_component(&w)) > 0) {
+		bool dot = strcmp(w.comp, ".") == 0 || strcmp(w.comp, "..") == 0;
+		r = dot ? walk_dot(&w) : walk_name(&w);
+		if (r == STEP_LINK)
+			r = walk_symlink(&w);
+		if (r < 0)
+			return r;
+		if (r == STEP_DONE)
+			return walk_finish(&w);
+	}
+	if (r == 0)
+		r = walk_end_dir(&w);
+	return r < 0 ? r : walk_finish(&w);
 }
 
 int vfs_host_path(const struct vfs_path *p, char *buf, size_t len)

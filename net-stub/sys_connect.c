@@ -96,7 +96,7 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 			*v = v_error(EADDRINUSE);
 		} else if (p.outside) {
 			*v = v_deny(ENOENT, "fs.outside-view");
-		} else if ((r = vfs_prepare(c->vfs, &p, VC_CREATE)) < 0) {
+		} else if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0) {
 			*v = v_error(-r);
 		} else {
 			out->hold = p.parent; /* ownership moves to the target */

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
 
 #define CHAIN 41 /* links l0 -> l1 -> ... -> l40 -> end: l0 needs 41 hops */
@@ -1156,7 +1157,7 @@ START_TEST(test_overlay_copy_up_leaves_host)
 	struct vfs_path p;
 	walk_ok("/", "/ov/sub/f", 0, "/ov/sub/f", &p);
 	struct stat lower = p.st;
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CHANGE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CHANGE), 0);
 	ck_assert(p.upper);
 	int fd = vfs_open(&v, NULL, &p, O_WRONLY | O_TRUNC, 0);
 	ck_assert_msg(fd >= 0, "open for writing: %s", strerror(-fd));
@@ -1199,7 +1200,7 @@ START_TEST(test_overlay_unlink_is_absence)
 {
 	struct vfs_path p;
 	walk_ok("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), 0);
 	ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
 	vfs_path_release(&p);
 	walk_missing("/", "/ov/sub/g", 0, "/ov/sub/g", &p);
@@ -1218,7 +1219,7 @@ START_TEST(test_overlay_create_deep)
 	/* Creating in a lower directory copies up the path to it. */
 	walk_missing("/", "/ov/chain/end/new", 0, "/ov/chain/end/new", &p);
 	ck_assert(!p.upper);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CREATE), 0);
 	ck_assert(p.upper);
 	int fd = openat(p.parent, p.name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	ck_assert(fd >= 0);
@@ -1249,19 +1250,19 @@ START_TEST(test_overlay_dirs)
 	/* A directory of the lower layer does not move (EXDEV, as overlayfs
 	 * without redirect_dir); one made in the layer does. */
 	walk_ok("/", "/ov/chain", 0, "/ov/chain", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_RENAME), -EXDEV);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_RENAME), -EXDEV);
 	vfs_path_release(&p);
 	/* rmdir: a non-empty lower directory stays; an empty one goes, and
 	 * made again it is empty. */
 	walk_ok("/", "/ov/sub", 0, "/ov/sub", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), -ENOTEMPTY);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), -ENOTEMPTY);
 	vfs_path_release(&p);
 	walk_ok("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_REMOVE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_REMOVE), 0);
 	ck_assert_int_eq(unlinkat(p.parent, p.name, AT_REMOVEDIR), 0);
 	vfs_path_release(&p);
 	walk_missing("/", "/ov/sub/deep", 0, "/ov/sub/deep", &p);
-	ck_assert_int_eq(vfs_prepare(&v, &p, VC_CREATE), 0);
+	ck_assert_int_eq(vfs_make_writable(&v, &p, VC_CREATE), 0);
 	ck_assert_int_eq(mkdirat(p.parent, p.name, 0755), 0);
 	vfs_path_release(&p);
 	char list[256];
@@ -1285,7 +1286,7 @@ START_TEST(test_overlay_persist)
 		struct vfs_path p;
 		if (run == 0) {
 			ck_assert_int_eq(vfs_walk(&v2, NULL, "/", "/ov/f", 0, &p), 0);
-			ck_assert_int_eq(vfs_prepare(&v2, &p, VC_REMOVE), 0);
+			ck_assert_int_eq(vfs_make_writable(&v2, &p, VC_REMOVE), 0);
 			ck_assert_int_eq(unlinkat(p.parent, p.name, 0), 0);
 			vfs_path_release(&p);
 		} else {
@@ -1392,6 +1393,175 @@ START_TEST(test_registry_growth)
 }
 END_TEST
 
+/* ---- the walk's steps (walk.c), each through a path that needs it ---- */
+
+/* walk_component: a component past NAME_MAX is refused, NAME_MAX is a name. */
+START_TEST(test_step_component)
+{
+	char name[NAME_MAX + 2], path[NAME_MAX + 16], want[NAME_MAX + 16];
+	memset(name, 'n', NAME_MAX + 1);
+	name[NAME_MAX + 1] = '\0';
+	snprintf(path, sizeof path, "/data/./%s", name);
+	walk_err("/", path, 0, -ENAMETOOLONG, false);
+	snprintf(path, sizeof path, "/data/./%s/x", name);
+	walk_err("/", path, 0, -ENAMETOOLONG, false);
+	name[NAME_MAX] = '\0';
+	snprintf(path, sizeof path, "/data/./%s", name);
+	snprintf(want, sizeof want, "/data/%s", name);
+	struct vfs_path p;
+	walk_missing("/", path, 0, want, &p);
+	vfs_path_release(&p);
+}
+END_TEST
+
+/* walk_mount_root: a mount point crossed in the slow walk is the mount's
+ * root, from the table, and the next name is looked up below it. */
+START_TEST(test_step_mount_root)
+{
+	struct vfs_path p;
+	walk_ok("/", "/dev/./shm", 0, "/dev/shm", &p);
+	ck_assert_int_eq(p.mnt->kind, MNT_TMPFS);
+	ck_assert_str_eq(p.mnt->vpath, "/dev/shm");
+	ck_assert_int_eq(p.parent, -1);
+	ck_assert_str_eq(p.name, ".");
+	vfs_path_release(&p);
+	walk_missing("/", "/dev/./shm/new", 0, "/dev/shm/new", &p);
+	ck_assert_str_eq(p.mnt->vpath, "/dev/shm");
+	ck_assert_str_eq(p.rel, "new");
+	ck_assert(p.parent >= 0);
+	vfs_path_release(&p);
+	walk_missing("/", "/usr/../dev/shm/new", 0, "/dev/shm/new", &p);
+	ck_assert_str_eq(p.mnt->vpath, "/dev/shm");
+	vfs_path_release(&p);
+}
+END_TEST
+
+/* walk_proc and walk_end_dir in /proc: proc.c's names, a pid outside the
+ * sandbox as a look outside, a file in the middle of a path. */
+START_TEST(test_step_proc)
+{
+	struct vfs_path p;
+	walk_ok("/", "/proc/meminfo", 0, "/proc/meminfo", &p);
+	ck_assert_int_eq(p.kind, VN_PROC);
+	ck_assert_str_eq(p.rel, "meminfo");
+	ck_assert(S_ISREG(p.st.st_mode));
+	vfs_path_release(&p);
+	walk_ok("/", "/proc/sys/kernel/..", 0, "/proc/sys", &p);
+	ck_assert_int_eq(p.kind, VN_PROC);
+	ck_assert_str_eq(p.rel, "sys");
+	ck_assert(S_ISDIR(p.st.st_mode));
+	vfs_path_release(&p);
+	walk_ok("/", "/proc/.", 0, "/proc", &p);
+	ck_assert_int_eq(p.kind, VN_PROC);
+	ck_assert_int_eq(p.parent, -1);
+	vfs_path_release(&p);
+	walk_missing("/", "/proc/nothere", 0, "/proc/nothere", &p);
+	ck_assert_int_eq(p.kind, VN_PROC);
+	ck_assert(!p.outside);
+	vfs_path_release(&p);
+	/* No task of the sandbox has pid 999999 (the unit test has none). */
+	walk_missing("/", "/proc/999999", 0, "/proc/999999", &p);
+	ck_assert(p.outside);
+	vfs_path_release(&p);
+	walk_err("/", "/proc/999999/status", 0, -ENOENT, true);
+	walk_err("/", "/proc/meminfo/x", 0, -ENOTDIR, false);
+}
+END_TEST
+
+/* walk_symlink: a splice longer than PATH_MAX is refused; a target that
+ * ends in "." ends the walk in a directory (walk_end_dir, host side). */
+START_TEST(test_step_symlink_splice)
+{
+	char target[3100];
+	int n = snprintf(target, sizeof target, "sub");
+	while (n < 3000)
+		n += snprintf(target + n, sizeof target - (size_t)n, "/.");
+	mk_link(target, "longlink");
+	struct vfs_path p;
+	walk_ok("/", "/data/longlink", VW_FOLLOW, "/data/sub", &p);
+	ck_assert(S_ISDIR(p.st.st_mode));
+	ck_assert_str_eq(p.name, "sub");
+	parent_is(&p, ".");
+	vfs_path_release(&p);
+	walk_ok("/", "/data/longlink/f", 0, "/data/sub/f", &p);
+	vfs_path_release(&p);
+	char path[1400];
+	n = snprintf(path, sizeof path, "/data/longlink");
+	while (n < 1300)
+		n += snprintf(path + n, sizeof path - (size_t)n, "/b");
+	walk_err("/", path, 0, -ENAMETOOLONG, false);
+}
+END_TEST
+
+/* walk_finish: under VW_LAST_NAME a trailing slash neither follows the
+ * last component nor demands a directory (the caller rules on it). */
+START_TEST(test_step_last_name)
+{
+	struct vfs_path p;
+	walk_ok("/", "/data/f/", VW_LAST_NAME, "/data/f", &p);
+	ck_assert(p.trailing_slash && S_ISREG(p.st.st_mode));
+	vfs_path_release(&p);
+	walk_ok("/", "/data/./f/", VW_LAST_NAME, "/data/f", &p); /* the slow walk */
+	ck_assert(p.trailing_slash && S_ISREG(p.st.st_mode));
+	vfs_path_release(&p);
+	walk_ok("/", "/data/lnk/", VW_LAST_NAME | VW_FOLLOW, "/data/lnk", &p);
+	ck_assert(S_ISLNK(p.st.st_mode));
+	vfs_path_release(&p);
+	walk_ok("/", "/data/lnk", VW_LAST_NAME | VW_FOLLOW, "/data/f", &p);
+	ck_assert(S_ISREG(p.st.st_mode));
+	vfs_path_release(&p);
+}
+END_TEST
+
+/* fs_new_name (fs_walk_new_name's rules, fs.c): EEXIST, a denial
+ * outside the view, ENOENT for "name/" but mkdir's, EROFS, and the
+ * overlay's copy-up done now or left to the caller (FS_NEW_LATER). */
+static void new_name_fails(const char *path, int how, enum verdict_kind kind, int err)
+{
+	struct vfs_path p;
+	struct verdict vd;
+	ck_assert_int_eq(walk("/", path, 0, &p), 0);
+	ck_assert_msg(fs_new_name(&v, &p, how, &vd) == -1, "%s: a new name", path);
+	ck_assert_msg(vd.kind == kind && vd.value == err, "%s: verdict %d %lld, want %d %d", path,
+		      vd.kind, (long long)vd.value, kind, err);
+	ck_assert_int_eq(p.parent, -1); /* released */
+}
+
+START_TEST(test_new_name)
+{
+	new_name_fails("/rw/f", 0, V_ERROR, EEXIST);
+	new_name_fails("/rw/sub/", FS_NEW_SLASH, V_ERROR, EEXIST);
+	new_name_fails("/root", 0, V_DENY, ENOENT);
+	new_name_fails("/rw/newdir/", 0, V_ERROR, ENOENT);
+	new_name_fails("/data/new", 0, V_ERROR, EROFS);
+	new_name_fails("/proc/new", 0, V_ERROR, EROFS);
+
+	struct vfs_path p;
+	struct verdict vd;
+	walk_missing("/", "/rw/newdir/", 0, "/rw/newdir", &p);
+	ck_assert_int_eq(fs_new_name(&v, &p, FS_NEW_SLASH, &vd), 0);
+	ck_assert_int_eq(mkdirat(p.parent, p.name, 0755), 0);
+	vfs_path_release(&p);
+	tree_st("newdir", false);
+
+	walk_missing("/", "/ov/sub/new", 0, "/ov/sub/new", &p);
+	ck_assert(!p.upper);
+	ck_assert_int_eq(fs_new_name(&v, &p, FS_NEW_LATER, &vd), 0);
+	ck_assert(!p.upper); /* nothing copied up yet */
+	ck_assert_int_eq(fs_new_name(&v, &p, 0, &vd), 0);
+	ck_assert(p.upper);
+	ck_assert_int_eq(mkdirat(p.parent, p.name, 0755), 0);
+	vfs_path_release(&p);
+	walk_ok("/", "/ov/sub/new", 0, "/ov/sub/new", &p);
+	ck_assert(p.upper);
+	vfs_path_release(&p);
+	char host[PATH_MAX];
+	at(host, sizeof host, tree, "sub/new");
+	struct stat st;
+	ck_assert_msg(lstat(host, &st) < 0 && errno == ENOENT, "the overlay wrote to the host");
+}
+END_TEST
+
 static Suite *vfs_suite(void)
 {
 	Suite *s = suite_create("fs-emulation");
@@ -1418,6 +1588,16 @@ static Suite *vfs_suite(void)
 	tcase_add_test(walk_tc, test_no_xdev);
 	tcase_add_test(walk_tc, test_no_xdev_dotdot_and_absolute);
 	suite_add_tcase(s, walk_tc);
+
+	TCase *step_tc = tcase_create("steps");
+	tcase_add_checked_fixture(step_tc, setup, teardown);
+	tcase_add_test(step_tc, test_step_component);
+	tcase_add_test(step_tc, test_step_mount_root);
+	tcase_add_test(step_tc, test_step_proc);
+	tcase_add_test(step_tc, test_step_symlink_splice);
+	tcase_add_test(step_tc, test_step_last_name);
+	tcase_add_test(step_tc, test_new_name);
+	suite_add_tcase(s, step_tc);
 
 	TCase *mnt_tc = tcase_create("mount");
 	tcase_add_checked_fixture(mnt_tc, setup, teardown);
