@@ -145,6 +145,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	c.resolved[0][0] = c.resolved[1][0] = '\0';
 	c.dest.family = 0;
 	c.pending = NULL;
+	c.stopped = false;
+	c.exec = NULL;
 	c.ent = sc_lookup(c.nr);
 	c.task = task_find(c.tid);
 
@@ -214,6 +216,12 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	case V_ERROR:
 		result = -v.value;
 		reply(&c, 0, (int)-v.value, 0);
+		break;
+	case V_EXEC:
+		/* Only a stopped call has registers to rewrite: a handler that
+		 * planned an exec for a notification is refused. */
+		result = -EPERM;
+		reply(&c, 0, -EPERM, 0);
 		break;
 	}
 	if (v.kind == V_DENY || v.kind == V_KILL)
