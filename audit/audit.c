@@ -299,9 +299,9 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	rec_end(a, f, &buf, &len, false);
 }
 
-static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-			const char *path, const char *resolved, int err, const char *decision,
-			const char *rule, char (*stack)[160], int nstack)
+void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		const char *path, const char *resolved, int err, const char *decision,
+		const char *rule)
 {
 	char *buf;
 	size_t len;
@@ -315,7 +315,6 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 	json_field(f, "path", path ? path : "");
 	if (resolved && resolved[0])
 		json_field(f, "resolved", resolved);
-	stack_field(f, stack, nstack);
 	fprintf(f, ",\"result\":%d", -err);
 	if (err) {
 		const char *en = sc_errno_name(err);
@@ -326,20 +325,6 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 	json_str(f, rule);
 	fputs("}\n", f);
 	rec_end(a, f, &buf, &len, false);
-}
-
-void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		const char *path, const char *resolved, int err, const char *decision,
-		const char *rule)
-{
-	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, decision, rule, NULL, 0);
-}
-
-void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		      const char *path, const char *resolved, int err, const char *rule,
-		      char (*stack)[160], int nstack)
-{
-	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, "deny", rule, stack, nstack);
 }
 
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,
