@@ -225,6 +225,28 @@ static void net_fields(FILE *f, const struct call_net *cn)
 	}
 }
 
+/* "nr" and the decoded "args" of a notified call. */
+static void args_fields(FILE *f, const struct call *c)
+{
+	fprintf(f, ",\"nr\":%d,\"args\":[", c->nr);
+	int slot = 0;
+	for (int i = 0; i < 6; i++) {
+		unsigned kind = c->ent ? c->ent->arg[i] : (i < 6 ? A_HEX : A_NONE);
+		if (kind == A_NONE)
+			break;
+		if (i)
+			fputc(',', f);
+		char arg[PATH_MAX + 64];
+		if ((kind == A_PATH) && slot < c->npath) {
+			json_str(f, c->path[slot++]);
+			continue;
+		}
+		sc_decode_arg(arg, sizeof arg, kind, c->arg[i]);
+		json_str(f, arg);
+	}
+	fputc(']', f);
+}
+
 bool audit_admit(struct audit *a, const struct verdict *v)
 {
 	if (!a || !(v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS))
@@ -244,23 +266,10 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	json_field(f, "exe", c->task && c->task->proc ? c->task->proc->exe : "");
 	fputs(",\"syscall\":", f);
 	json_str(f, c->ent && c->ent->name ? c->ent->name : "unknown");
-	fprintf(f, ",\"nr\":%d,\"args\":[", c->nr);
-	int slot = 0;
-	for (int i = 0; i < 6; i++) {
-		unsigned kind = c->ent ? c->ent->arg[i] : (i < 6 ? A_HEX : A_NONE);
-		if (kind == A_NONE)
-			break;
-		if (i)
-			fputc(',', f);
-		char arg[PATH_MAX + 64];
-		if ((kind == A_PATH) && slot < c->npath) {
-			json_str(f, c->path[slot++]);
-			continue;
-		}
-		sc_decode_arg(arg, sizeof arg, kind, c->arg[i]);
-		json_str(f, arg);
-	}
-	fputc(']', f);
+	/* An exec, decided at its ptrace stop, has its record in the shape
+	 * docs/audit.md gives it: the path, no number and no arguments. */
+	if (!c->stopped)
+		args_fields(f, c);
 	if (c->npath > 0) {
 		json_field(f, "path", c->path[0]);
 		if (c->resolved[0][0])
@@ -290,9 +299,9 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	rec_end(a, f, &buf, &len, false);
 }
 
-static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-			const char *path, const char *resolved, int err, const char *decision,
-			const char *rule, char (*stack)[160], int nstack)
+void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
+		const char *path, const char *resolved, int err, const char *decision,
+		const char *rule)
 {
 	char *buf;
 	size_t len;
@@ -306,7 +315,6 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 	json_field(f, "path", path ? path : "");
 	if (resolved && resolved[0])
 		json_field(f, "resolved", resolved);
-	stack_field(f, stack, nstack);
 	fprintf(f, ",\"result\":%d", -err);
 	if (err) {
 		const char *en = sc_errno_name(err);
@@ -317,20 +325,6 @@ static void exec_record(struct audit *a, pid_t tid, pid_t tgid, const char *exe,
 	json_str(f, rule);
 	fputs("}\n", f);
 	rec_end(a, f, &buf, &len, false);
-}
-
-void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		const char *path, const char *resolved, int err, const char *decision,
-		const char *rule)
-{
-	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, decision, rule, NULL, 0);
-}
-
-void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		      const char *path, const char *resolved, int err, const char *rule,
-		      char (*stack)[160], int nstack)
-{
-	exec_record(a, tid, tgid, exe, syscall, path, resolved, err, "deny", rule, stack, nstack);
 }
 
 void audit_dns(struct audit *a, pid_t pid, pid_t tid, const char *exe, const struct call_net *cn,

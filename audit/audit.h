@@ -41,15 +41,12 @@ void audit_stats(const struct audit *a, uint64_t *records, uint64_t *dropped, ui
 bool audit_admit(struct audit *a, const struct verdict *v);
 /* Write the record of a supervised call admitted by audit_admit. */
 void audit_call(struct audit *a, const struct call *c, const struct verdict *v, int64_t result);
-/* Record a decision taken at a ptrace stop (exec), outside any call. */
+/* Record a decision taken outside any call: the check of a new image at
+ * PTRACE_EVENT_EXEC, a kill by the filter itself.  (An exec refused at
+ * its stop is a call: audit_call writes it.) */
 void audit_exec(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
 		const char *path, const char *resolved, int err, const char *decision,
 		const char *rule);
-/* The same with the caller's stack (nstack frames of stack[], see
- * audit/stack.h). */
-void audit_exec_stack(struct audit *a, pid_t tid, pid_t tgid, const char *exe, const char *syscall,
-		      const char *path, const char *resolved, int err, const char *rule,
-		      char (*stack)[160], int nstack);
 
 /* Record a DNS question the stub resolver answered (net-stub/dns.c):
  * syscall "dns", the question in query/qtype, the asking process when

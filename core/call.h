@@ -5,11 +5,13 @@
  * nothing of moat's but core/.
  *
  * The dispatcher (interposer/dispatch.c) fills a `struct call` from a
- * seccomp notification, finds the table entry, and calls the handler.  The
- * handler copies what it needs from the tracee with the call_read_*()
- * helpers (copy, terminate, check NOTIF_ID_VALID), decides, performs, and
- * returns a verdict.  Only the dispatcher replies and writes the audit
- * record, so no handler can forget either. */
+ * seccomp notification, or from the ptrace stop of an exec (`stopped`),
+ * finds the table entry, and calls the handler.  The handler copies what
+ * it needs from the tracee with the call_read_*() helpers (copy,
+ * terminate, check NOTIF_ID_VALID), decides, performs, and returns a
+ * verdict.  Only the dispatcher replies (or hands the verdict of a stop
+ * back to the ptrace side, which moves the registers) and writes the
+ * audit record, so no handler can forget either. */
 #ifndef MOAT_CALL_H
 #define MOAT_CALL_H
 
@@ -23,6 +25,7 @@ struct task;
 struct vfs;
 struct net;
 struct creds;
+struct exec_plan;
 
 enum verdict_kind {
 	V_ERROR,     /* return -value; an emulated error, not a policy denial */
@@ -32,6 +35,7 @@ enum verdict_kind {
 	V_CONTINUE,  /* let the kernel run it: register-only decisions */
 	V_KILL,      /* kill the calling process */
 	V_PENDING,   /* answered later, by a job (a call that may block) */
+	V_EXEC,      /* run the exec as planned (a call at a ptrace stop only) */
 };
 
 struct verdict {
@@ -41,6 +45,7 @@ struct verdict {
 	unsigned fd_flags;  /* V_FD: O_CLOEXEC or 0 */
 	const char *rule;   /* why (for the audit record), static string */
 	bool record;        /* audit it at every level (network egress) */
+	const struct exec_plan *exec; /* V_EXEC: what to run (fs-emulation/exec.h) */
 };
 
 #define CALL_MAX_PATHS 2
@@ -55,8 +60,14 @@ struct pending {
 };
 
 struct call {
-	uint64_t id;                 /* notification id */
-	int notify_fd;
+	uint64_t id;                 /* notification id (none when stopped) */
+	int notify_fd;               /* -1 when stopped */
+	/* At a ptrace stop (exec), not a notification: nothing to answer,
+	 * and no id to check — a tracee in a ptrace stop cannot leave it
+	 * while the loop is busy with it (even SIGKILL leaves a zombie the
+	 * loop has not reaped, so its tid cannot be reused meanwhile). */
+	bool stopped;
+	struct exec_plan *exec;      /* stopped: where an exec handler plans */
 	pid_t tid;                   /* the calling thread (not the tgid) */
 	struct task *task;
 	/* What a handler works on: the sandbox's file system view, its
@@ -128,6 +139,11 @@ static inline struct verdict v_kill(const char *rule)
 {
 	return (struct verdict){ .kind = V_KILL, .fd = -1, .rule = rule };
 }
+/* Run the exec `plan` describes (a handler of a stopped call only). */
+static inline struct verdict v_exec(const struct exec_plan *plan)
+{
+	return (struct verdict){ .kind = V_EXEC, .fd = -1, .exec = plan };
+}
 
 /* Copy the NUL-terminated string at `addr` of task `pid` into buf (len
  * bytes at most).  0, -EFAULT, -ENAMETOOLONG.  No validity check: callers
@@ -135,10 +151,12 @@ static inline struct verdict v_kill(const char *rule)
 int mem_read_str(pid_t pid, uint64_t addr, char *buf, size_t len);
 /* Copy a NUL-terminated path argument `argi` into c->path[slot].
  * Returns 0, -EFAULT (unreadable), -ENAMETOOLONG, or -ESRCH when the
- * notification is no longer valid (the caller is gone): deny on any error. */
+ * notification is no longer valid (the caller is gone; never for a
+ * stopped call): deny on any error. */
 int call_read_path(struct call *c, int argi, int slot);
 /* Copy `len` bytes at tracee address `addr` into `buf`, then check the
- * notification is still valid.  0 or -EFAULT / -ESRCH. */
+ * notification is still valid (a stopped call has none to check).
+ * 0 or -EFAULT / -ESRCH. */
 int call_read(struct call *c, uint64_t addr, void *buf, size_t len);
 /* Write `len` bytes to tracee address `addr`.  0 or -EFAULT. */
 int call_write(struct call *c, uint64_t addr, const void *buf, size_t len);

@@ -85,6 +85,108 @@ static int resolve_file(struct vfs *v, struct task *t, const char *base, const c
 	return 0;
 }
 
+/* The first line of a script, after its "#!" (modified in place), split
+ * as the kernel splits it: "interp [one-arg]", blanks around each trimmed.
+ * *arg is NULL when there is none.  0, or -ENOEXEC when no interpreter
+ * is named. */
+static int shebang_split(char *line, char **interp, char **arg)
+{
+	line[strcspn(line, "\n")] = '\0';
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line)
+		return -ENOEXEC;
+	char *sp = line + strcspn(line, " \t");
+	*interp = line;
+	*arg = NULL;
+	if (*sp) {
+		*sp++ = '\0';
+		while (*sp == ' ' || *sp == '\t')
+			sp++;
+		size_t al = strlen(sp);
+		while (al && (sp[al - 1] == ' ' || sp[al - 1] == '\t'))
+			sp[--al] = '\0';
+		if (*sp)
+			*arg = sp;
+	}
+	return 0;
+}
+
+/* Script `script` (as named) runs under `interp` [arg]: the kernel's argv
+ * is interp [arg] script args...  For a chain the outer interpreter goes
+ * first, and the new strings replace the chain's first element: this
+ * script as named.  0 or -E2BIG past EXEC_MAX_PREFIX strings. */
+static int chain_push(char (*chain)[PATH_MAX], int *nchain, const char *interp, const char *arg,
+		      const char *script)
+{
+	if (*nchain + (arg ? 2 : 1) + 1 > EXEC_MAX_PREFIX)
+		return -E2BIG;
+	char merged[EXEC_MAX_PREFIX][PATH_MAX];
+	int nm = 0;
+	snprintf(merged[nm++], PATH_MAX, "%s", interp);
+	if (arg)
+		snprintf(merged[nm++], PATH_MAX, "%s", arg);
+	snprintf(merged[nm++], PATH_MAX, "%s", script);
+	for (int i = *nchain ? 1 : 0; i < *nchain; i++)
+		memcpy(merged[nm++], chain[i], PATH_MAX);
+	for (int i = 0; i < nm; i++)
+		memcpy(chain[i], merged[i], PATH_MAX);
+	*nchain = nm;
+	return 0;
+}
+
+/* The ELF interpreter of the binary open on `fd`, decided.  The kernel
+ * opens PT_INTERP by host path: the virtual path must name that very
+ * file, or a view could run an interpreter it does not show.  0 or -errno,
+ * with the plan's deny_rule set when the refusal is a policy one. */
+static int interp_decide(struct vfs *v, struct task *t, int fd, struct exec_plan *plan)
+{
+	char interp[PATH_MAX];
+	int r = elf_interp(fd, interp, sizeof interp);
+	if (r < 0 || !interp[0])
+		return r;
+	struct vfs_path in;
+	r = vfs_walk(v, t, "/", interp, VW_FOLLOW, &in);
+	if (r < 0 || !in.exists) {
+		if (r == 0)
+			vfs_path_release(&in);
+		if (in.outside) {
+			plan->deny_rule = "fs.outside-view";
+			snprintf(plan->denied_path, sizeof plan->denied_path, "%s", interp);
+		}
+		return -ENOENT;
+	}
+	vfs_path_release(&in);
+	struct stat hs;
+	if (stat(interp, &hs) < 0 || hs.st_dev != in.st.st_dev || hs.st_ino != in.st.st_ino) {
+		plan->deny_rule = "exec.interpreter-mismatch";
+		snprintf(plan->denied_path, sizeof plan->denied_path, "%s", interp);
+		return -EACCES;
+	}
+	plan->has_interp = true;
+	plan->interp_dev = hs.st_dev;
+	plan->interp_ino = hs.st_ino;
+	return 0;
+}
+
+/* The binary itself: `node`, open on `fd`, whose first `n` bytes are
+ * `hdr`.  Fills the plan's file and interpreter; releases node, closes fd.
+ * 0 or -errno. */
+static int binary_decide(struct vfs *v, struct task *t, struct vfs_path *node, int fd,
+			 const char *hdr, ssize_t n, struct exec_plan *plan)
+{
+	plan->dev = node->st.st_dev;
+	plan->ino = node->st.st_ino;
+	snprintf(plan->vpath, sizeof plan->vpath, "%s", node->vpath);
+	int r = vfs_host_path(node, plan->host, sizeof plan->host);
+	vfs_path_release(node);
+	if (r == 0 && fd >= 0 && n >= 4 && memcmp(hdr, "\177ELF", 4) == 0)
+		r = interp_decide(v, t, fd, plan);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path,
 		     bool nofollow, struct exec_plan *plan)
 {
@@ -112,102 +214,23 @@ int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char
 		if (n < 0)
 			n = 0;
 		hdr[n] = '\0';
-		if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
-			close(fd);
-			vfs_path_release(&node);
-			/* "#!interp [one-arg]" as the kernel splits it. */
-			char *line = hdr + 2;
-			line[strcspn(line, "\n")] = '\0';
-			while (*line == ' ' || *line == '\t')
-				line++;
-			if (!*line)
-				return -ENOEXEC;
-			char *sp = line + strcspn(line, " \t");
-			char *arg = NULL;
-			if (*sp) {
-				*sp++ = '\0';
-				while (*sp == ' ' || *sp == '\t')
-					sp++;
-				size_t al = strlen(sp);
-				while (al && (sp[al - 1] == ' ' || sp[al - 1] == '\t'))
-					sp[--al] = '\0';
-				if (*sp)
-					arg = sp;
-			}
-			/* The kernel's argv: interp [arg] script args...; for a
-			 * chain, the outer interpreter goes first. */
-			if (nchain + (arg ? 2 : 1) + 1 > EXEC_MAX_PREFIX)
-				return -E2BIG;
-			char tmp[EXEC_MAX_PREFIX][PATH_MAX];
-			int nt = 0;
-			snprintf(tmp[nt++], PATH_MAX, "%s", line);
-			if (arg)
-				snprintf(tmp[nt++], PATH_MAX, "%s", arg);
-			snprintf(tmp[nt++], PATH_MAX, "%s", cur);
-			/* the previous chain's first element (this script as named) is
-			 * replaced by the new triple */
-			int keep_from = nchain ? 1 : 0;
-			char merged[EXEC_MAX_PREFIX][PATH_MAX];
-			int nm = 0;
-			for (int i = 0; i < nt; i++)
-				memcpy(merged[nm++], tmp[i], PATH_MAX);
-			for (int i = keep_from; i < nchain; i++)
-				memcpy(merged[nm++], chain[i], PATH_MAX);
-			for (int i = 0; i < nm; i++)
-				memcpy(chain[i], merged[i], PATH_MAX);
-			nchain = nm;
-			snprintf(cur, sizeof cur, "%s", line);
-			continue;
-		}
-		/* The binary itself. */
-		plan->dev = node.st.st_dev;
-		plan->ino = node.st.st_ino;
-		snprintf(plan->vpath, sizeof plan->vpath, "%s", node.vpath);
-		r = vfs_host_path(&node, plan->host, sizeof plan->host);
-		vfs_path_release(&node);
-		if (r < 0) {
-			close(fd);
-			return r;
-		}
-		if (fd >= 0 && n >= 4 && memcmp(hdr, "\177ELF", 4) == 0) {
-			char interp[PATH_MAX];
-			r = elf_interp(fd, interp, sizeof interp);
-			close(fd);
+		if (n < 2 || hdr[0] != '#' || hdr[1] != '!') {
+			r = binary_decide(v, t, &node, fd, hdr, n, plan);
 			if (r < 0)
 				return r;
-			if (interp[0]) {
-				/* The kernel opens PT_INTERP by host path: it must be
-				 * the very file the virtual path names. */
-				struct vfs_path in;
-				r = vfs_walk(v, t, "/", interp, VW_FOLLOW, &in);
-				if (r < 0 || !in.exists) {
-					if (r == 0)
-						vfs_path_release(&in);
-					if (in.outside) {
-						plan->deny_rule = "fs.outside-view";
-						snprintf(plan->denied_path, sizeof plan->denied_path, "%s",
-							 interp);
-					}
-					return -ENOENT;
-				}
-				vfs_path_release(&in);
-				struct stat hs;
-				if (stat(interp, &hs) < 0 || hs.st_dev != in.st.st_dev ||
-				    hs.st_ino != in.st.st_ino) {
-					plan->deny_rule = "exec.interpreter-mismatch";
-					snprintf(plan->denied_path, sizeof plan->denied_path, "%s", interp);
-					return -EACCES;
-				}
-				plan->has_interp = true;
-				plan->interp_dev = hs.st_dev;
-				plan->interp_ino = hs.st_ino;
-			}
-		} else if (fd >= 0) {
-			close(fd);
+			plan->nprefix = nchain;
+			for (int i = 0; i < nchain; i++)
+				memcpy(plan->prefix[i], chain[i], PATH_MAX);
+			return 0;
 		}
-		plan->nprefix = nchain;
-		for (int i = 0; i < nchain; i++)
-			memcpy(plan->prefix[i], chain[i], PATH_MAX);
-		return 0;
+		close(fd);
+		vfs_path_release(&node);
+		char *interp, *arg;
+		r = shebang_split(hdr + 2, &interp, &arg);
+		if (r == 0)
+			r = chain_push(chain, &nchain, interp, arg, cur);
+		if (r < 0)
+			return r;
+		snprintf(cur, sizeof cur, "%s", interp);
 	}
 }

@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vfs;
@@ -28,6 +29,10 @@ struct exec_plan {
 	bool outside;            /* the path named something outside the view */
 	const char *deny_rule;   /* set when the refusal is a policy decision */
 	char denied_path[PATH_MAX];
+	/* The caller's argv and envp (tracee addresses), set by the exec
+	 * handler (sys_exec.c): the call the ptrace side makes of the plan is
+	 * execve(host, [prefix..., argv[1]...] or argv, envp). */
+	uint64_t argv, envp;
 };
 
 /* Resolve `path` (as the program named it) from virtual directory `base`.

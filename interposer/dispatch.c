@@ -1,7 +1,9 @@
-/* The dispatcher: notification -> handler -> verdict -> reply + audit.
+/* The dispatcher: notification -> handler -> verdict -> reply + audit;
+ * and for an exec, ptrace stop -> handler -> verdict -> audit, the verdict
+ * handed back to the ptrace side (trace.c), which moves the registers.
  *
- * Only this file replies to the kernel and writes audit records, so a
- * handler can neither forget the record nor answer twice. */
+ * Only this file replies to the kernel and writes the audit records of
+ * calls, so a handler can neither forget the record nor answer twice. */
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include "core/call.h"
 #include "core/job.h"
 #include "core/task.h"
+#include "fs-emulation/exec.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
 #include "syscall-table/table.h"
@@ -127,26 +130,38 @@ static void test_stall(const char *name)
 	close(p[1]);
 }
 
+/* What a call is, the same whether it was notified or stopped: its
+ * thread, the sandbox's views, its six argument registers, the table
+ * entry, empty audit material. */
+static void call_fill(struct call *c, struct sandbox *sb, pid_t tid, long nr, const void *args,
+		      uint64_t ip)
+{
+	c->tid = tid;
+	c->vfs = sb->vfs;
+	c->net = sb->net;
+	c->creds = &sb->creds;
+	c->nr = (int)nr;
+	memcpy(c->arg, args, sizeof c->arg);
+	c->ip = ip;
+	c->npath = 0;
+	c->detail[0] = '\0';
+	c->path[0][0] = c->path[1][0] = '\0';
+	c->resolved[0][0] = c->resolved[1][0] = '\0';
+	c->dest.family = 0;
+	c->pending = NULL;
+	c->nstack = 0;
+	c->stopped = false;
+	c->exec = NULL;
+	c->ent = sc_lookup(nr);
+	c->task = task_find(tid);
+}
+
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 {
 	static struct call c; /* one at a time; no allocation per call */
+	call_fill(&c, sb, (pid_t)n->pid, n->data.nr, n->data.args, n->data.instruction_pointer);
 	c.id = n->id;
 	c.notify_fd = notify_fd;
-	c.tid = (pid_t)n->pid;
-	c.vfs = sb->vfs;
-	c.net = sb->net;
-	c.creds = &sb->creds;
-	c.nr = n->data.nr;
-	memcpy(c.arg, n->data.args, sizeof c.arg);
-	c.ip = n->data.instruction_pointer;
-	c.npath = 0;
-	c.detail[0] = '\0';
-	c.path[0][0] = c.path[1][0] = '\0';
-	c.resolved[0][0] = c.resolved[1][0] = '\0';
-	c.dest.family = 0;
-	c.pending = NULL;
-	c.ent = sc_lookup(c.nr);
-	c.task = task_find(c.tid);
 
 	struct verdict v = v_deny(EPERM, "internal.no-verdict");
 	if (!c.ent) {
@@ -156,7 +171,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 		v = v_deny(EPERM, "task.unknown");
 	} else if (c.ent->disp == SC_DENY) {
 		v = v_deny(c.ent->err, "table.deny");
-	} else if (c.ent->handler) {
+	} else if (c.ent->handler && c.ent->disp != SC_TRACE) {
 		test_stall(c.ent->name);
 		v = c.ent->handler(&c);
 	} else {
@@ -215,9 +230,49 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 		result = -v.value;
 		reply(&c, 0, (int)-v.value, 0);
 		break;
+	case V_EXEC:
+		/* Only a stopped call has registers to rewrite: a handler that
+		 * planned an exec for a notification is refused. */
+		result = -EPERM;
+		reply(&c, 0, -EPERM, 0);
+		break;
 	}
 	if (v.kind == V_DENY || v.kind == V_KILL)
 		sb->denied[cls]++;
 	if (rec)
 		audit_call(sb->audit, &c, &v, result);
+}
+
+struct verdict dispatch_stop(struct sandbox *sb, struct task *t, long nr, const uint64_t args[6],
+			     uint64_t ip, uint64_t sp)
+{
+	static struct call c;           /* one at a time, as dispatch's */
+	static struct exec_plan plan;   /* large: never on the stack */
+	call_fill(&c, sb, t->tid, nr, args, ip);
+	c.id = 0;
+	c.notify_fd = -1;
+	c.stopped = true;
+	c.exec = &plan;
+	c.task = t;
+	/* Decide by the syscall, not by the filter's data: a filter the
+	 * sandbox installed itself may return TRACE for any call.  One the
+	 * table does not serve at a stop is none of ours: our own filter
+	 * let it through (a notification or an errno would have won). */
+	if (!c.ent || c.ent->disp != SC_TRACE || !c.ent->handler)
+		return v_continue();
+	struct verdict v = c.ent->handler(&c);
+	unsigned cls = c.ent->cls;
+	if (v.kind == V_DENY || v.kind == V_KILL)
+		sb->denied[cls]++;
+	/* Kept as exec at its stop always was: not counted among the
+	 * supervised calls (the report counts notifications there), and
+	 * recorded only when refused by a rule — at every audit level, an
+	 * allowed exec or an ordinary error has no record of its own. */
+	if (v.kind != V_DENY || !audit_admit(sb->audit, &v))
+		return v;
+	/* The stop's own registers (trace.c read them) give the stack
+	 * pointer: no /proc/TID/syscall to read for it. */
+	c.nstack = stack_capture_sp(t->proc->tgid, t->tid, ip, sp, c.stack, STACK_MAX);
+	audit_call(sb->audit, &c, &v, -v.value);
+	return v;
 }

@@ -4,6 +4,8 @@
 #include <linux/seccomp.h>
 #include <stdint.h>
 
+#include "core/call.h"
+
 struct sandbox;
 
 struct pending;
@@ -16,5 +18,16 @@ void dispatch_jobs_complete(struct sandbox *sb);
 
 /* Service one notification: run its handler, reply, audit. */
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n);
+
+struct task;
+/* Service a call that arrived at a ptrace stop (execve/execveat's
+ * SECCOMP_RET_TRACE) of thread `t` (known, with its process), made at `ip`
+ * with the stack at `sp`: run its handler, count and audit it, and return
+ * the verdict without answering anything — the ptrace side turns it into
+ * registers.  V_EXEC's plan lives here until the next dispatch_stop;
+ * V_CONTINUE when the call is none of the table's to serve at a stop
+ * (leave it as it is); otherwise an error or denial to fail it with. */
+struct verdict dispatch_stop(struct sandbox *sb, struct task *t, long nr, const uint64_t args[6],
+			     uint64_t ip, uint64_t sp);
 
 #endif

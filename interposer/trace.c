@@ -18,12 +18,10 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
-#include "audit/stack.h"
 #include "core/call.h"
 #include "core/task.h"
 #include "fs-emulation/exec.h"
-#include "fs-emulation/fs.h"
-#include "fs-emulation/vfs.h"
+#include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
 #include "syscall-table/filter.h"
 
@@ -106,128 +104,62 @@ static void fail_exec(pid_t pid, struct user_regs_struct *regs, int err)
 	ptrace(PTRACE_SETREGS, pid, 0, regs);
 }
 
-/* Base directory for a relative exec path (AT_FDCWD or a dirfd), or with
- * `self` the file the fd itself names (fexecve). */
-static int exec_base(struct sandbox *sb, struct task *t, int dirfd, bool self, char *base,
-		     size_t len)
+#define ARGV_MAX 4096
+
+/* The caller's argv pointers at `argv_p`, up to the NULL: *argc of them.
+ * 0, -EFAULT or -E2BIG. */
+static int argv_read(pid_t pid, uint64_t argv_p, uint64_t *argv, size_t *argc)
 {
-	if (dirfd == AT_FDCWD) {
-		snprintf(base, len, "%s", t->proc->fs->cwd);
-		return 0;
+	for (*argc = 0; *argc < ARGV_MAX; ++*argc) {
+		struct iovec l = { &argv[*argc], 8 };
+		struct iovec rr = { (void *)(uintptr_t)(argv_p + *argc * 8), 8 };
+		if (process_vm_readv(pid, &l, 1, &rr, 1, 0) != 8)
+			return -EFAULT;
+		if (!argv[*argc])
+			return 0;
 	}
-	struct stat st;
-	int r = fs_task_fd_vpath(sb->vfs, t->tid, dirfd, base, len, &st);
-	if (r == 0 && !self && !S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return r;
+	return -E2BIG;
 }
 
-/* An exec refused at its stop, on the record with the caller's stack. */
-static void exec_denied(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs,
-			const char *name, const char *path, const char *resolved, int err,
-			const char *rule)
+/* Point the stopped execve/execveat in `regs` at what `plan` decided: an
+ * execve of the host path with the caller's argv and envp, for a script
+ * with the argv [prefix..., argv[1]...].  The strings go below the stack
+ * pointer, inside the stack's own mapping.  0, or -errno with regs
+ * unchanged. */
+static int exec_rewrite(pid_t pid, struct user_regs_struct *regs, const struct exec_plan *plan)
 {
-	if (!sb->audit)
-		return;
-	static char stack[STACK_MAX][STACK_FRAME_LEN];
-	int n = stack_capture_sp(t->proc->tgid, t->tid, regs->rip, regs->rsp, stack, STACK_MAX);
-	audit_exec_stack(sb->audit, t->tid, t->proc->tgid, t->proc->exe, name, path, resolved, err,
-			 rule, stack, n);
-}
-
-/* The seccomp-trace stop of execve/execveat: decide in the virtual
- * filesystem, then point the call at the host file decided on. */
-static void exec_stop(struct sandbox *sb, struct task *t)
-{
-	struct user_regs_struct regs;
-	pid_t pid = t->tid;
-	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
-		return;
-	t->exec.pending = false;
-	uint64_t path_p, argv_p, envp_p;
-	int dirfd = AT_FDCWD, flags = 0;
-	const char *name = "execve";
-	if (regs.orig_rax == SYS_execve) {
-		path_p = regs.rdi, argv_p = regs.rsi, envp_p = regs.rdx;
-	} else if (regs.orig_rax == SYS_execveat) {
-		name = "execveat";
-		dirfd = (int)regs.rdi, path_p = regs.rsi, argv_p = regs.rdx, envp_p = regs.r10;
-		flags = (int)regs.r8;
-	} else {
-		return; /* a TRACE from the sandbox's own filter: ours allowed it */
-	}
-	static char path[PATH_MAX], base[PATH_MAX];
-	static struct exec_plan plan;
-	int r = mem_read_str(pid, path_p, path, sizeof path);
-	if (r < 0)
-		return fail_exec(pid, &regs, -r);
-	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
-		return fail_exec(pid, &regs, EINVAL);
-	if (path[0] == '\0') {
-		if (!(flags & AT_EMPTY_PATH))
-			return fail_exec(pid, &regs, ENOENT);
-		/* fexecve: the fd must be one the registry knows. */
-		r = exec_base(sb, t, dirfd, true, base, sizeof base);
-		if (r < 0) {
-			exec_denied(sb, t, &regs, name, "", "", -r, "exec.unknown-fd");
-			return fail_exec(pid, &regs, -r);
-		}
-		snprintf(path, sizeof path, "%s", base);
-	} else if (path[0] != '/') {
-		r = exec_base(sb, t, dirfd, false, base, sizeof base);
-		if (r < 0)
-			return fail_exec(pid, &regs, -r);
-	}
-	r = vfs_exec_resolve(sb->vfs, t, base, path, flags & AT_SYMLINK_NOFOLLOW, &plan);
-	if (r < 0) {
-		if (plan.deny_rule) {
-			sb->denied[SC_PROCESS]++;
-			exec_denied(sb, t, &regs, name, path, plan.denied_path, -r, plan.deny_rule);
-		}
-		return fail_exec(pid, &regs, -r);
-	}
-
-	/* Write the host path (and for a script the new argv) below the
-	 * stack pointer, inside the stack's own mapping. */
 	size_t argc = 0;
-	uint64_t argv_old[4096];
-	if (plan.nprefix) {
-		for (; argc < sizeof argv_old / sizeof argv_old[0]; argc++) {
-			struct iovec l = { &argv_old[argc], 8 };
-			struct iovec rr = { (void *)(uintptr_t)(argv_p + argc * 8), 8 };
-			if (process_vm_readv(pid, &l, 1, &rr, 1, 0) != 8)
-				return fail_exec(pid, &regs, EFAULT);
-			if (!argv_old[argc])
-				break;
-		}
-		if (argc == sizeof argv_old / sizeof argv_old[0])
-			return fail_exec(pid, &regs, E2BIG);
+	static uint64_t argv_old[ARGV_MAX];
+	if (plan->nprefix) {
+		int r = argv_read(pid, plan->argv, argv_old, &argc);
+		if (r < 0)
+			return r;
 	}
 	static char blob[EXEC_MAX_PREFIX * PATH_MAX + PATH_MAX + 8 * 4200];
 	size_t off = 0;
 	size_t host_off = off;
-	size_t hl = strlen(plan.host) + 1;
-	memcpy(blob + off, plan.host, hl);
+	size_t hl = strlen(plan->host) + 1;
+	memcpy(blob + off, plan->host, hl);
 	off += hl;
 	size_t pre_off[EXEC_MAX_PREFIX];
-	for (int i = 0; i < plan.nprefix; i++) {
-		size_t l = strlen(plan.prefix[i]) + 1;
+	for (int i = 0; i < plan->nprefix; i++) {
+		size_t l = strlen(plan->prefix[i]) + 1;
 		pre_off[i] = off;
-		memcpy(blob + off, plan.prefix[i], l);
+		memcpy(blob + off, plan->prefix[i], l);
 		off += l;
 	}
 	off = (off + 7) & ~(size_t)7;
 	size_t argv_off = off;
-	size_t nargv = plan.nprefix ? (size_t)plan.nprefix + (argc ? argc - 1 : 0) + 1 : 0;
+	size_t nargv = plan->nprefix ? (size_t)plan->nprefix + (argc ? argc - 1 : 0) + 1 : 0;
 	off += nargv * 8;
-	uint64_t top = (regs.rsp - 512) & ~(uint64_t)15;
+	uint64_t top = (regs->rsp - 512) & ~(uint64_t)15;
 	uint64_t lo = (top - off) & ~(uint64_t)15;
-	uint64_t vs = vma_start(pid, regs.rsp);
+	uint64_t vs = vma_start(pid, regs->rsp);
 	if (!vs || lo < vs)
-		return fail_exec(pid, &regs, E2BIG);
+		return -E2BIG;
 	uint64_t *av = (uint64_t *)(void *)(blob + argv_off);
 	size_t k = 0;
-	for (int i = 0; i < plan.nprefix; i++)
+	for (int i = 0; i < plan->nprefix; i++)
 		av[k++] = lo + pre_off[i];
 	for (size_t i = 1; i < argc; i++)
 		av[k++] = argv_old[i];
@@ -235,20 +167,50 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		av[k] = 0;
 	struct iovec l = { blob, off }, rr = { (void *)(uintptr_t)lo, off };
 	if (process_vm_writev(pid, &l, 1, &rr, 1, 0) != (ssize_t)off)
-		return fail_exec(pid, &regs, EFAULT);
-	regs.orig_rax = SYS_execve;
-	regs.rdi = lo + host_off;
-	regs.rsi = nargv ? lo + argv_off : argv_p;
-	regs.rdx = envp_p;
+		return -EFAULT;
+	regs->orig_rax = SYS_execve;
+	regs->rdi = lo + host_off;
+	regs->rsi = nargv ? lo + argv_off : plan->argv;
+	regs->rdx = plan->envp;
+	return 0;
+}
+
+/* The seccomp-trace stop of execve/execveat: the dispatcher decides, in
+ * the virtual filesystem by sys_exec.c, and audits; here the registers
+ * move — to the host file decided on, or to a failed call. */
+static void exec_stop(struct sandbox *sb, struct task *t)
+{
+	struct user_regs_struct regs;
+	pid_t pid = t->tid;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
+		return;
+	t->exec.pending = false;
+	const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
+	struct verdict v = dispatch_stop(sb, t, (long)regs.orig_rax, args, regs.rip, regs.rsp);
+	switch (v.kind) {
+	case V_CONTINUE:
+		return; /* a TRACE from the sandbox's own filter: ours allowed it */
+	case V_EXEC:
+		break;
+	case V_DENY:
+	case V_ERROR:
+		return fail_exec(pid, &regs, (int)v.value);
+	default:
+		return fail_exec(pid, &regs, EPERM); /* no other verdict runs an exec */
+	}
+	const struct exec_plan *plan = v.exec;
+	int r = exec_rewrite(pid, &regs, plan);
+	if (r < 0)
+		return fail_exec(pid, &regs, -r);
 	if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
 		return;
 	t->exec.pending = true;
-	t->exec.dev = plan.dev;
-	t->exec.ino = plan.ino;
-	t->exec.has_interp = plan.has_interp;
-	t->exec.interp_dev = plan.interp_dev;
-	t->exec.interp_ino = plan.interp_ino;
-	snprintf(t->exec.vpath, sizeof t->exec.vpath, "%s", plan.vpath);
+	t->exec.dev = plan->dev;
+	t->exec.ino = plan->ino;
+	t->exec.has_interp = plan->has_interp;
+	t->exec.interp_dev = plan->interp_dev;
+	t->exec.interp_ino = plan->interp_ino;
+	snprintf(t->exec.vpath, sizeof t->exec.vpath, "%s", plan->vpath);
 }
 
 /* AT_BASE of the new image: where the kernel mapped an ELF interpreter

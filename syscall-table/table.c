@@ -7,7 +7,7 @@
  *   KERNEL               allowed in the BPF filter
  *   KERNEL_IF(cond, h)   allowed when the register condition holds, else h
  *   SUPERVISE(h)         user notification, the handler performs the call
- *   TRACE                SECCOMP_RET_TRACE, serviced at a ptrace stop
+ *   TRACE(h)             SECCOMP_RET_TRACE: h decides at the ptrace stop
  *   DENY(errno)          user notification, audited and refused
  *
  * Every number <asm/unistd_64.h> (6.1) defines has a line; tests/unit/
@@ -32,7 +32,7 @@
 #define KERNEL               .disp = SC_KERNEL
 #define KERNEL_IF(c, h)      .disp = SC_KERNEL_IF, .cond = (c), .handler = (h)
 #define SUPERVISE(h)         .disp = SC_SUPERVISE, .handler = (h)
-#define TRACE                .disp = SC_TRACE
+#define TRACE(h)             .disp = SC_TRACE, .handler = (h)
 #define DENY(e)              .disp = SC_DENY, .err = (e)
 
 /* clang-format off: one line per syscall is the point */
@@ -99,7 +99,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_clone] = { "clone", { A_CLONE, A_PTR, A_PTR, A_PTR, A_HEX }, SC_PROCESS, KERNEL_IF(COND_NO_NS_FLAGS, sys_clone) },
 	[__NR_fork] = { "fork", { A_NONE }, SC_PROCESS, KERNEL },
 	[__NR_vfork] = { "vfork", { A_NONE }, SC_PROCESS, KERNEL },
-	[__NR_execve] = { "execve", { A_PATH, A_ARGV, A_ARGV }, SC_PROCESS, TRACE },
+	[__NR_execve] = { "execve", { A_PATH, A_ARGV, A_ARGV }, SC_PROCESS, TRACE(sys_execve) },
 	[__NR_exit] = { "exit", { A_INT }, SC_PROCESS, KERNEL },
 	[__NR_wait4] = { "wait4", { A_PID, A_PTR, A_HEX, A_PTR }, SC_PROCESS, KERNEL },
 	[__NR_kill] = { "kill", { A_PID, A_SIG }, SC_SIGNAL, SUPERVISE(sys_kill) },
@@ -370,7 +370,7 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_memfd_create] = { "memfd_create", { A_STR, A_HEX }, SC_MEMORY, KERNEL },
 	[__NR_kexec_file_load] = { "kexec_file_load", { A_FD, A_FD, A_SIZE, A_STR, A_HEX }, SC_SYSTEM, DENY(EPERM) },
 	[__NR_bpf] = { "bpf", { A_INT, A_PTR, A_UINT }, SC_SYSTEM, DENY(EPERM) },
-	[__NR_execveat] = { "execveat", { A_DIRFD, A_PATH, A_ARGV, A_ARGV, A_ATFLAGS }, SC_PROCESS, TRACE },
+	[__NR_execveat] = { "execveat", { A_DIRFD, A_PATH, A_ARGV, A_ARGV, A_ATFLAGS }, SC_PROCESS, TRACE(sys_execveat) },
 	[__NR_userfaultfd] = { "userfaultfd", { A_HEX }, SC_MEMORY, DENY(EPERM) },
 	[__NR_membarrier] = { "membarrier", { A_INT, A_HEX, A_INT }, SC_MEMORY, KERNEL },
 	[__NR_mlock2] = { "mlock2", { A_PTR, A_SIZE, A_HEX }, SC_MEMORY, KERNEL },

@@ -26,7 +26,8 @@ enum sc_class {
  * KERNEL_IF: allowed in BPF when the register condition `cond` holds,
  * otherwise supervised (the handler then decides, usually deny).
  * SUPERVISE: user notification, the handler performs the call.
- * TRACE: SECCOMP_RET_TRACE, serviced at a ptrace stop (exec).
+ * TRACE: SECCOMP_RET_TRACE, the handler decides at the ptrace stop (exec;
+ * interposer/dispatch.c, dispatch_stop).
  * DENY: supervised only to be audited and refused with `err`. */
 enum sc_disp { SC_KERNEL, SC_KERNEL_IF, SC_SUPERVISE, SC_TRACE, SC_DENY };
 
@@ -88,7 +89,7 @@ struct sc_entry {
 	uint8_t disp;          /* enum sc_disp */
 	uint8_t cond;          /* enum sc_cond, for SC_KERNEL_IF */
 	int16_t err;           /* errno for SC_DENY */
-	sc_handler handler;    /* for SC_SUPERVISE and SC_KERNEL_IF */
+	sc_handler handler;    /* for SC_SUPERVISE, SC_KERNEL_IF and SC_TRACE */
 };
 
 #define SC_NR_MAX 512

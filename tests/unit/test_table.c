@@ -113,7 +113,7 @@ START_TEST(test_handlers_where_needed)
 		const struct sc_entry *e = &sc_table[nr];
 		if (!e->name)
 			continue;
-		bool wants = e->disp == SC_SUPERVISE || e->disp == SC_KERNEL_IF;
+		bool wants = e->disp == SC_SUPERVISE || e->disp == SC_KERNEL_IF || e->disp == SC_TRACE;
 		if (wants)
 			ck_assert_msg(e->handler != NULL, "%s (%s) has no handler", e->name, sc_disp_name(e->disp));
 		else

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "fs-emulation/fs.h"
+#include "fs-emulation/exec.h"
 #include "fs-emulation/vfs.h"
 
 #define CHAIN 41 /* links l0 -> l1 -> ... -> l40 -> end: l0 needs 41 hops */
@@ -1562,6 +1563,111 @@ START_TEST(test_new_name)
 }
 END_TEST
 
+/* ---- exec resolution (fs-emulation/exec.c) ---- */
+
+static struct exec_plan plan; /* large: static, never on the stack */
+
+static int resolve(const char *from, const char *path, bool nofollow)
+{
+	return vfs_exec_resolve(&v, NULL, from, path, nofollow, &plan);
+}
+
+/* The plan's prefix is exactly `want` (n strings). */
+static void prefix_is(const char *path, const char *const *want, int n)
+{
+	ck_assert_msg(plan.nprefix == n, "%s: %d prefix strings, want %d", path, plan.nprefix, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(strcmp(plan.prefix[i], want[i]) == 0, "%s: prefix[%d] \"%s\", want \"%s\"",
+			      path, i, plan.prefix[i], want[i]);
+}
+
+/* Refused with `err`, and with `rule` (NULL: an ordinary error) naming
+ * `denied` as the path the refusal rests on. */
+static void exec_err(const char *from, const char *path, bool nofollow, int err, const char *rule,
+		     const char *denied)
+{
+	int r = resolve(from, path, nofollow);
+	ck_assert_msg(r == err, "exec %s = %d (%s), want %d (%s)", path, r, strerror(-r), err,
+		      strerror(-err));
+	if (!rule) {
+		ck_assert_msg(plan.deny_rule == NULL, "exec %s: rule %s", path, plan.deny_rule);
+		return;
+	}
+	ck_assert_msg(plan.deny_rule && strcmp(plan.deny_rule, rule) == 0, "exec %s: rule %s, want %s",
+		      path, plan.deny_rule ? plan.deny_rule : "(none)", rule);
+	ck_assert_str_eq(plan.denied_path, denied);
+}
+
+START_TEST(test_exec_elf)
+{
+	ck_assert_int_eq(resolve("/", "/usr/bin/true", false), 0);
+	ck_assert_str_eq(plan.vpath, "/usr/bin/true");
+	struct stat want = host_st("/usr/bin/true", true), got = host_st(plan.host, true);
+	ck_assert(same_node(&got, &want));
+	ck_assert(plan.dev == want.st_dev && plan.ino == want.st_ino);
+	ck_assert_int_eq(plan.nprefix, 0);
+	struct stat ld = host_st("/lib64/ld-linux-x86-64.so.2", true);
+	ck_assert(plan.has_interp);
+	ck_assert(plan.interp_dev == ld.st_dev && plan.interp_ino == ld.st_ino);
+	ck_assert_ptr_null(plan.deny_rule);
+	ck_assert(!plan.outside);
+
+	/* Not ELF, not a script: the kernel's to refuse (ENOEXEC). */
+	ck_assert_int_eq(resolve("/data", "lnk", false), 0);
+	ck_assert_str_eq(plan.vpath, "/data/f");
+	want = tree_st("f", true);
+	ck_assert(plan.dev == want.st_dev && plan.ino == want.st_ino);
+	ck_assert(!plan.has_interp);
+	ck_assert_int_eq(plan.nprefix, 0);
+}
+END_TEST
+
+START_TEST(test_exec_scripts)
+{
+	mk_file_in(tree, "s1", "#!/usr/bin/env  -S a b \t\nrest\n");
+	mk_file_in(tree, "s2", "#!/data/s1 x\n");
+	mk_file_in(tree, "s3", "#!\t/usr/bin/env\n");
+	ck_assert_int_eq(resolve("/", "/data/s1", false), 0);
+	static const char *const p1[] = { "/usr/bin/env", "-S a b", "/data/s1" };
+	prefix_is("s1", p1, 3);
+	ck_assert_str_eq(plan.vpath, "/usr/bin/env");
+	ck_assert(plan.has_interp);
+
+	/* A chain, named relatively: the outer interpreter first, each
+	 * script as it was named. */
+	ck_assert_int_eq(resolve("/data", "s2", false), 0);
+	static const char *const p2[] = { "/usr/bin/env", "-S a b", "/data/s1", "x", "s2" };
+	prefix_is("s2", p2, 5);
+	ck_assert_str_eq(plan.vpath, "/usr/bin/env");
+
+	ck_assert_int_eq(resolve("/", "/rw/s3", false), 0);
+	static const char *const p3[] = { "/usr/bin/env", "/rw/s3" };
+	prefix_is("s3", p3, 2);
+}
+END_TEST
+
+START_TEST(test_exec_refused)
+{
+	mk_file_in(tree, "empty", "#!  \n");
+	mk_file_in(tree, "sloop", "#!/data/sloop\n");
+	mk_file_in(tree, "b1", "#!/data/b2 a\n");
+	mk_file_in(tree, "b2", "#!/data/b3 a\n");
+	mk_file_in(tree, "b3", "#!/data/b4 a\n");
+	mk_file_in(tree, "b4", "#!/usr/bin/env a\n");
+	mk_file_in(tree, "far", "#!/root/interp\n");
+	exec_err("/", "/data/empty", false, -ENOEXEC, NULL, NULL);
+	exec_err("/", "/data/sloop", false, -ELOOP, NULL, NULL);
+	exec_err("/", "/data/b1", false, -E2BIG, NULL, NULL);
+	exec_err("/", "/data/far", false, -ENOENT, "fs.outside-view", "/root/interp");
+	exec_err("/", "/root/x", false, -ENOENT, "fs.outside-view", "/root/x");
+	ck_assert(plan.outside);
+	exec_err("/", "/data/sub", false, -EACCES, NULL, NULL);
+	exec_err("/", "/data/nothere", false, -ENOENT, NULL, NULL);
+	exec_err("/", "/data/lnk", true, -ELOOP, NULL, NULL);
+	exec_err("/", "/data/dang", false, -ENOENT, NULL, NULL);
+}
+END_TEST
+
 static Suite *vfs_suite(void)
 {
 	Suite *s = suite_create("fs-emulation");
@@ -1622,6 +1728,13 @@ static Suite *vfs_suite(void)
 	tcase_add_test(cache_tc, test_host_rename_under_bind);
 	tcase_add_test(cache_tc, test_teardown_forgets_walks);
 	suite_add_tcase(s, cache_tc);
+
+	TCase *exec_tc = tcase_create("exec");
+	tcase_add_checked_fixture(exec_tc, setup, teardown);
+	tcase_add_test(exec_tc, test_exec_elf);
+	tcase_add_test(exec_tc, test_exec_scripts);
+	tcase_add_test(exec_tc, test_exec_refused);
+	suite_add_tcase(s, exec_tc);
 
 	TCase *reg_tc = tcase_create("registry");
 	tcase_add_test(reg_tc, test_registry_round_trip);

@@ -1,0 +1,84 @@
+/* execve, execveat: decided in the virtual filesystem (rule 7).
+ *
+ * These calls arrive at a ptrace stop, not as notifications (table: TRACE):
+ * the dispatcher's dispatch_stop runs the handler, and the ptrace side
+ * (interposer/trace.c) turns a V_EXEC verdict into the rewritten call —
+ * the host file decided on, and for a script the interpreter's argv — or
+ * an error into a skipped call. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "core/task.h"
+#include "fs-emulation/exec.h"
+#include "fs-emulation/fs.h"
+#include "syscall-table/handlers.h"
+
+/* Base directory for a relative exec path, from AT_FDCWD or a dirfd; or
+ * with `self` the file the fd itself names: fexecve. */
+static int exec_base(struct call *c, int dirfd, bool self, char *base, size_t len)
+{
+	if (dirfd == AT_FDCWD) {
+		snprintf(base, len, "%s", c->task->proc->fs->cwd);
+		return 0;
+	}
+	struct stat st;
+	int r = fs_task_fd_vpath(c->vfs, c->tid, dirfd, base, len, &st);
+	if (r == 0 && !self && !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return r;
+}
+
+/* The shared body: the path in argument `argi`, argv and envp after it,
+ * relative to `dirfd`, with execveat's `flags`.  The record of a refusal
+ * names the path as it was resolved from — for fexecve the fd's file —
+ * and the path the refusal rests on. */
+static struct verdict exec_call(struct call *c, int dirfd, int argi, int flags)
+{
+	/* Only at a stop is there a register set to rewrite. */
+	if (!c->stopped || !c->exec)
+		return v_deny(EPERM, "table.unexpected-notification");
+	static char base[PATH_MAX];
+	snprintf(base, sizeof base, "/"); /* an absolute path needs none */
+	char *path = c->path[0];
+	int r = call_read_path(c, argi, 0);
+	if (r < 0)
+		return v_error(-r);
+	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return v_error(EINVAL);
+	if (path[0] == '\0') {
+		if (!(flags & AT_EMPTY_PATH))
+			return v_error(ENOENT);
+		/* fexecve: the fd must be one the registry knows. */
+		r = exec_base(c, dirfd, true, base, sizeof base);
+		if (r < 0)
+			return v_deny(-r, "exec.unknown-fd");
+		snprintf(path, PATH_MAX, "%s", base);
+	} else if (path[0] != '/') {
+		r = exec_base(c, dirfd, false, base, sizeof base);
+		if (r < 0)
+			return v_error(-r);
+	}
+	struct exec_plan *plan = c->exec;
+	r = vfs_exec_resolve(c->vfs, c->task, base, path, flags & AT_SYMLINK_NOFOLLOW, plan);
+	if (r < 0) {
+		if (!plan->deny_rule)
+			return v_error(-r);
+		snprintf(c->resolved[0], PATH_MAX, "%s", plan->denied_path);
+		return v_deny(-r, plan->deny_rule);
+	}
+	plan->argv = c->arg[argi + 1];
+	plan->envp = c->arg[argi + 2];
+	return v_exec(plan);
+}
+
+struct verdict sys_execve(struct call *c)
+{
+	return exec_call(c, AT_FDCWD, 0, 0);
+}
+
+struct verdict sys_execveat(struct call *c)
+{
+	return exec_call(c, (int)c->arg[0], 1, (int)c->arg[4]);
+}
