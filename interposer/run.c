@@ -204,7 +204,7 @@ static int exit_code(struct sandbox *sb)
 	return 125;
 }
 
-int sandbox_run(struct sandbox *sb)
+int sandbox_launch(struct sandbox *sb)
 {
 	struct sock_fprog prog = *sb->opt.filter;
 	char empty[PATH_MAX];
@@ -218,7 +218,7 @@ int sandbox_run(struct sandbox *sb)
 		fprintf(stderr, "moat: pipe: %s\n", strerror(errno));
 		return 125;
 	}
-	sigset_t mask, old;
+	sigset_t mask;
 	sigemptyset(&mask);
 	int fwd[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++) {
@@ -229,12 +229,12 @@ int sandbox_run(struct sandbox *sb)
 			continue;
 		sigaddset(&mask, fwd[i]);
 	}
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
+	sigprocmask(SIG_BLOCK, &mask, &sb->sig_saved);
+	sb->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sb->sig_fd < 0) {
 		/* Without it no exit or exec stop would ever be seen. */
 		int e = errno;
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigprocmask(SIG_SETMASK, &sb->sig_saved, NULL);
 		fprintf(stderr, "moat: signalfd: %s%s\n", strerror(e),
 			e == EMFILE ? " (moat needs about 40 fds: raise ulimit -n)" : "");
 		return 125;
@@ -255,7 +255,7 @@ int sandbox_run(struct sandbox *sb)
 		close(sync[1]);
 		close(fdp[0]);
 		close(errp[0]);
-		child_main(sb, parent, sync[0], fdp[1], errp[1], &prog, empty, &old);
+		child_main(sb, parent, sync[0], fdp[1], errp[1], &prog, empty, &sb->sig_saved);
 	}
 	close(sync[0]);
 	close(fdp[1]);
@@ -339,11 +339,92 @@ int sandbox_run(struct sandbox *sb)
 	/* The child is in it now: removed, the kernel cwd names nothing. */
 	rmdir(empty);
 	close(fdp[0]);
+	return 0;
+}
+
+/* The first process is gone, or a second signal came: nothing the sandbox
+ * started outlives it, including children born while the others were
+ * dying. */
+static void kill_all(struct sandbox *sb)
+{
+	cgroup_kill(&sb->cg);
+	proc_foreach(kill_one, NULL);
+	task_kill_unlinked();
+}
+
+/* What the loop keeps between its turns. */
+struct loop {
+	struct pollfd pfd[6]; /* listener, signals, jobs, dns, stdout, stderr */
+	int forwarded;        /* signals forwarded to the first process */
+	bool resweep;         /* a job is left to sweep: wake within 100 ms */
+};
+
+static void loop_signals(struct sandbox *sb, struct loop *lp)
+{
+	struct signalfd_siginfo si;
+	while (read(sb->sig_fd, &si, sizeof si) == sizeof si) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		/* The first signal is the program's to handle; a second one
+		 * ends the whole sandbox. */
+		if (lp->forwarded++)
+			kill_all(sb);
+		else
+			forward_sig(sb, (int)si.ssi_signo);
+	}
+	reap(sb);
+	/* A caller that died or took a signal leaves its job nothing to
+	 * wait for. */
+	lp->resweep = jobs_sweep();
+}
+
+/* One wait, and what it brought.  Returns false when poll failed. */
+static bool loop_once(struct sandbox *sb, struct loop *lp)
+{
+	struct pollfd *pfd = lp->pfd;
+	if (sb->init_done)
+		kill_all(sb);
+	if (lp->resweep)
+		lp->resweep = jobs_sweep();
+	bool watch = limits_watched(sb) || sb->res.stopping;
+	pfd[4].fd = sb->out.rd[0];
+	pfd[5].fd = sb->out.rd[1];
+	int tmo = watch ? limits_timeout_ms(sb) : -1;
+	if (lp->resweep && (tmo < 0 || tmo > 100))
+		tmo = 100;
+	watchdog_idle();
+	int n = poll(pfd, 6, tmo);
+	watchdog_busy();
+	if (watch)
+		limits_tick(sb);
+	if (n < 0)
+		return errno == EINTR;
+	if (pfd[1].revents & POLLIN)
+		loop_signals(sb, lp);
+	if (pfd[2].revents & POLLIN)
+		dispatch_jobs_complete(sb);
+	if (pfd[3].revents & POLLIN)
+		net_dns_serve(sb->net, sb->audit);
+	for (int k = 0; k < 2; k++)
+		if (pfd[4 + k].revents & (POLLIN | POLLHUP))
+			output_read(sb, k);
+	if (pfd[0].revents & POLLIN) {
+		struct seccomp_notif notif;
+		memset(&notif, 0, sizeof notif);
+		if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &notif) == 0)
+			dispatch(sb, sb->notify_fd, &notif);
+	}
+	if (pfd[0].revents & (POLLHUP | POLLERR))
+		pfd[0].fd = -1; /* no filtered task is left */
+	return true;
+}
+
+int sandbox_loop(struct sandbox *sb)
+{
 	if (sb->creds.as_root) {
 		gid_t g = sb->creds.gid; /* host DAC for the sandbox: its groups, not root's */
 		setgroups(1, &g);
 	}
-
 	/* From here on every host file operation is the sandbox's: the
 	 * supervisor keeps the sandbox's fsuid/fsgid for the whole loop, so
 	 * host DAC decides as it would for the sandbox (its own scratch work
@@ -352,81 +433,26 @@ int sandbox_run(struct sandbox *sb)
 	if (watchdog_start(sb) < 0)
 		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
 	creds_sandbox(&sb->creds);
-	struct pollfd pfd[6] = { { sb->notify_fd, POLLIN, 0 }, { sfd, POLLIN, 0 },
-				 { jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
-				 { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } };
-	int forwarded = 0;
-	bool resweep = false;
-	while (task_count() > 0) {
-		if (sb->init_done) {
-			/* The first process is gone: nothing it started outlives it,
-			 * including children born while the others were dying. */
-			cgroup_kill(&sb->cg);
-			proc_foreach(kill_one, NULL);
-			task_kill_unlinked();
-		}
-		if (resweep)
-			resweep = jobs_sweep();
-		bool watch = limits_watched(sb) || sb->res.stopping;
-		pfd[4].fd = sb->out.rd[0];
-		pfd[5].fd = sb->out.rd[1];
-		int tmo = watch ? limits_timeout_ms(sb) : -1;
-		if (resweep && (tmo < 0 || tmo > 100))
-			tmo = 100;
-		watchdog_idle();
-		int n = poll(pfd, 6, tmo);
-		watchdog_busy();
-		if (watch)
-			limits_tick(sb);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof si) == sizeof si) {
-				if (si.ssi_signo == SIGCHLD)
-					continue;
-				/* The first signal is the program's to handle; a
-				 * second one ends the whole sandbox. */
-				if (forwarded++) {
-					cgroup_kill(&sb->cg);
-					proc_foreach(kill_one, NULL);
-					task_kill_unlinked();
-				}
-				else
-					forward_sig(sb, (int)si.ssi_signo);
-			}
-			reap(sb);
-			/* A caller that died or took a signal leaves its job
-			 * nothing to wait for. */
-			resweep = jobs_sweep();
-		}
-		if (pfd[2].revents & POLLIN)
-			dispatch_jobs_complete(sb);
-		if (pfd[3].revents & POLLIN)
-			net_dns_serve(sb->net, sb->audit);
-		for (int k = 0; k < 2; k++)
-			if (pfd[4 + k].revents & (POLLIN | POLLHUP))
-				output_read(sb, k);
-		if (pfd[0].revents & POLLIN) {
-			struct seccomp_notif notif;
-			memset(&notif, 0, sizeof notif);
-			if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &notif) == 0)
-				dispatch(sb, sb->notify_fd, &notif);
-		}
-		if (pfd[0].revents & (POLLHUP | POLLERR))
-			pfd[0].fd = -1; /* no filtered task is left */
-	}
+	struct loop lp = { .pfd = { { sb->notify_fd, POLLIN, 0 }, { sb->sig_fd, POLLIN, 0 },
+				    { jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
+				    { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } } };
+	while (task_count() > 0 && loop_once(sb, &lp))
+		;
 	watchdog_stop();
 	creds_self(&sb->creds);
 	/* Reap what is left (tracees reparented to us, zombies). */
 	while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
 		;
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(sb->sig_fd);
+	sb->sig_fd = -1;
+	sigprocmask(SIG_SETMASK, &sb->sig_saved, NULL);
 	output_finish(sb);
 	limits_finish(sb, sb->init_status, false);
 	return exit_code(sb);
+}
+
+int sandbox_run(struct sandbox *sb)
+{
+	int code = sandbox_launch(sb);
+	return code ? code : sandbox_loop(sb);
 }
