@@ -52,14 +52,18 @@ struct sandbox {
 };
 
 /* Start the sandbox: fork, seize, filter; the first process is then on
- * its way to its exec, which stops in the loop.  Returns 0, or moat's exit
- * code (125) after saying on stderr what failed. */
-int sandbox_launch(struct sandbox *sb);
+ * its way to its exec, which stops in the loop.  Returns 0, or -1 with
+ * `err` naming the step that failed, moat's or the first process's, and
+ * why: "setgroups: Operation not permitted (hint)".  A failed launch
+ * leaves no process, no directory and moat's signal mask as it was. */
+int sandbox_launch(struct sandbox *sb, char *err, size_t errlen);
 /* The event loop, until the first process and all it started are gone;
  * then moat's own signal mask again.  Returns moat's exit code: the first
  * process's, 126/127 for a failed first exec. */
 int sandbox_loop(struct sandbox *sb);
-/* sandbox_launch, then sandbox_loop.  Returns moat's exit code. */
+/* sandbox_launch, then sandbox_loop.  Returns moat's exit code; a failed
+ * launch is said on stderr ("moat: cannot start the sandbox: ...") and
+ * is 125. */
 int sandbox_run(struct sandbox *sb);
 
 #endif
