@@ -47,10 +47,23 @@ struct sandbox {
 	struct cgroups cg;        /* the kernel's enforcement of them (cgroup.c) */
 	struct run_result res;    /* what it came to (interposer/limits.c) */
 	struct output out;        /* stdout/stderr relayed or captured (output.c) */
+	int sig_fd;               /* signalfd: SIGCHLD and the signals moat forwards */
+	sigset_t sig_saved;       /* moat's signal mask before the launch */
 };
 
-/* Start the sandbox (fork, seize, filter, first exec) and run the event
- * loop until the first process exits.  Returns moat's exit code. */
+/* Start the sandbox: fork, seize, filter; the first process is then on
+ * its way to its exec, which stops in the loop.  Returns 0, or -1 with
+ * `err` naming the step that failed, moat's or the first process's, and
+ * why: "setgroups: Operation not permitted (hint)".  A failed launch
+ * leaves no process, no directory and moat's signal mask as it was. */
+int sandbox_launch(struct sandbox *sb, char *err, size_t errlen);
+/* The event loop, until the first process and all it started are gone;
+ * then moat's own signal mask again.  Returns moat's exit code: the first
+ * process's, 126/127 for a failed first exec. */
+int sandbox_loop(struct sandbox *sb);
+/* sandbox_launch, then sandbox_loop.  Returns moat's exit code; a failed
+ * launch is said on stderr ("moat: cannot start the sandbox: ...") and
+ * is 125. */
 int sandbox_run(struct sandbox *sb);
 
 #endif
