@@ -43,9 +43,9 @@ $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/gen/filter_blob.o
+$(BUILD)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJ) $(BUILD)/gen/filter_blob.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs $(CHECK_PKGS))
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS) $(shell pkg-config --libs $(CHECK_PKGS))
 
 # Probes, escape attempts and benchmarks are plain programs: no moat code.
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*/*.h)
