@@ -311,7 +311,7 @@ static int cmd_run(int argc, char **argv)
 		else
 			return die("unknown option %s", a, "see moat run --help");
 		if (i + need >= argc)
-			return die("%s needs %s", a, need == 2 ? "two arguments" : "an argument");
+			return die(need == 2 ? "%s needs two arguments" : "%s needs an argument", a, NULL);
 		const char *x = argv[i + 1], *y = need == 2 ? argv[i + 2] : NULL;
 		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs") ||
 		    !strcmp(a, "--overlay")) {
@@ -407,7 +407,7 @@ static int cmd_run(int argc, char **argv)
 				cg_use = CG_REQUIRED;
 			else
 				return die("--cgroup %s: expected auto, off or required", x, NULL);
-		} else if (!strcmp(x, "none") &&
+		} else if (need == 1 && !strcmp(x, "none") &&
 			   (!strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit"))) {
 			if (a[2] == 'm')
 				lim.mem_bytes = 0, lim.mem_default = false;
