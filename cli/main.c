@@ -22,6 +22,7 @@
 #include "audit/outfile.h"
 #include "audit/report.h"
 #include "audit/stack.h"
+#include "cli/options.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "interposer/watchdog.h"
@@ -29,56 +30,6 @@
 #include "syscall-table/filter.h"
 
 #define MOAT_VERSION "0.1.0"
-#define MAX_ENV 128
-
-static void usage(FILE *f)
-{
-	fputs("usage: moat run [OPTIONS] -- CMD [ARGS...]\n"
-	      "\n"
-	      "  --ro-bind SRC DST   show host directory SRC at DST, read-only\n"
-	      "  --bind SRC DST      show host directory SRC at DST, writable\n"
-	      "  --overlay SRC DST   show host directory SRC at DST under a private writable\n"
-	      "                      layer: changes stay in the sandbox, SRC is never written\n"
-	      "  --tmpfs DST[:SIZE]  a private empty writable directory at DST (SIZE: its quota)\n"
-	      "  --disk-limit SIZE   all writable layers together (/tmp, /workspace, /dev/shm,\n"
-	      "                      --tmpfs, the overlays' layers) hold at most SIZE bytes;\n"
-	      "                      past it writes fail with ENOSPC (SIZE takes K, M, G)\n"
-	      "  --persist DIR       keep the writable layers of /usr, /etc and --overlay\n"
-	      "                      mounts in DIR, so a later run continues from them\n"
-	      "  --chdir DIR         start in DIR (default /workspace)\n"
-	      "  --etc NAME          show the host's /etc/NAME too (the default /etc shows\n"
-	      "                      only what programs need; repeatable, a pattern allowed)\n"
-	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
-	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
-	      "  --hostname NAME     the sandbox's host name (default moat)\n"
-	      "  --time-limit SEC    CPU time of all sandbox processes together (TO)\n"
-	      "  --wall-time-limit SEC  wall time from the first exec (TW)\n"
-	      "  --memory-limit SIZE memory of all processes together (ML; K, M, G; default\n"
-	      "                      half the RAM, held by a cgroup only; none: no limit)\n"
-	      "  --pids-limit N      tasks (processes and threads) alive at once (PL;\n"
-	      "                      default 4096; none: no limit)\n"
-	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
-	      "  --kill-grace SEC    SIGTERM, then SIGKILL after SEC (default 0.5)\n"
-	      "  --cgroup MODE       auto (default): the kernel enforces memory and tasks in\n"
-	      "                      cgroups of the sandbox's own where moat may make them;\n"
-	      "                      off: moat's own accounting only; required: fail without\n"
-	      "                      them\n"
-	      "  --report FILE       write the run report (JSON) to FILE; - for stderr\n"
-	      "  --output-limit SIZE stdout and stderr together; the rest is cut (OL)\n"
-	      "  --json              print stdout, stderr (each capped at 1 MiB) and the report\n"
-	      "                      as one JSON object on stdout\n"
-	      "  --allow-net RULE    let the sandbox reach RULE: HOST[:PORT], ADDR[/LEN][:PORT]\n"
-	      "                      or [ADDR6[/LEN]][:PORT]; PORT may be N, N-M or *; host\n"
-	      "                      names are resolved once, at start (repeatable)\n"
-	      "  --net-policy FILE   the rules of FILE, one per line (# comments)\n"
-	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
-	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
-	      "  --audit-max SIZE    the run writes at most SIZE of records (default 64M; none)\n"
-	      "  --audit-rate N      records a second after a burst of 10 s of them (default\n"
-	      "                      100; none); what is dropped is counted in the log and report\n"
-	      "  --version, --help\n",
-	      f);
-}
 
 /* The free fds moat needs at least (it uses about 40 for a run). */
 #define MOAT_MIN_FDS 64
@@ -145,59 +96,6 @@ static int die(const char *fmt, const char *arg, const char *hint)
 	return 125;
 }
 
-static int parse_id(const char *s, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v > 0xfffffffeUL)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-/* "512", "64K", "1.5G" -> bytes. */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mul = 1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	}
-	if (*end == 'i' && mul > 1)
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mul > 1e18)
-		return -1;
-	*out = (unsigned long long)(v * mul);
-	return 0;
-}
-
-static bool valid_env_name(const char *s)
-{
-	if (!*s || strchr(s, '='))
-		return false;
-	return true;
-}
-
-/* 1-64 characters of [A-Za-z0-9.-]: what uname's nodename, /etc/hostname
- * and /etc/hosts can all carry unquoted. */
-static bool valid_hostname(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 64)
-		return false;
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") == n;
-}
-
 static int kernel_ok(void)
 {
 	struct utsname u;
@@ -241,253 +139,26 @@ static void creds_sandbox_hook(void *sb)
 
 static int cmd_run(int argc, char **argv)
 {
-	static struct vfs_mount_req req[VFS_MAX_MOUNTS];
-	int nreq = 0;
-	static char *env[MAX_ENV + 1];
-	int nenv = 0;
-	const char *chdir_to = "/workspace";
-	const char *audit_log = NULL;
-	const char *persist = NULL;
-	unsigned long long disk_limit = 0;
-	bool quota = false;
-	const char *hostname = "moat";
-	enum audit_level audit_level = AUDIT_DENIALS;
-	const char *etc_names[16];
-	int netc = 0;
-	/* A denial loop writes ~30 MiB/s of records: capped, and rate-limited
-	 * with what was dropped said (docs/audit.md "Size and rate"). */
-	struct audit_caps acaps = { AUDIT_MAX_BYTES_DEFAULT, AUDIT_RATE_DEFAULT,
-				    AUDIT_RATE_DEFAULT * AUDIT_BURST_PER_RATE };
-	bool root = geteuid() == 0;
-	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
-	bool uid_set = false;
+	static struct run_config rc;
+	/* An argument is at most 128 KiB (MAX_ARG_STRLEN): a message that
+	 * echoes one holds it whole. */
+	static char perr[(128 << 10) + 512];
+	run_config_init(&rc);
+	if (options_parse_argv(&rc, argc, argv, perr, sizeof perr) < 0)
+		return die("%s", perr, NULL);
+	const struct vfs_mount_req *req = rc.mount;
+	int nreq = rc.nmount;
+	const char *chdir_to = rc.chdir, *audit_log = rc.audit_log, *persist = rc.persist;
+	unsigned long long disk_limit = rc.disk_limit;
+	bool root = rc.root;
+	unsigned uid = rc.uid, gid = rc.gid;
 	static struct net net;
+	net = rc.net;
 	char neterr[512];
-	/* The defaults keep the host alive whatever runs: a fork bomb stops
-	 * at 4096 tasks, a runaway allocation at half the RAM. */
-	struct limits lim = { .grace_s = 0.5, .pids = 4096, .mem_default = true };
-	enum cg_use cg_use = CG_AUTO;
-	const char *report = NULL;
-	bool json = false;
+	struct limits lim = rc.lim;
+	const char *report = rc.report;
+	bool json = rc.json;
 
-	static char envbuf[MAX_ENV][4096];
-	const char *lang = getenv("LANG"), *term = getenv("TERM");
-	snprintf(envbuf[nenv], sizeof envbuf[0], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "HOME=/workspace");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "LANG=%s", lang && *lang ? lang : "C.UTF-8");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "TERM=%s", term && *term ? term : "dumb");
-	env[nenv] = envbuf[nenv], nenv++;
-
-	int i = 0;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		int need = 0;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv") ||
-		    !strcmp(a, "--overlay"))
-			need = 2;
-		else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-policy") ||
-			 !strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
-			 !strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit") ||
-			 !strcmp(a, "--file-size-limit") || !strcmp(a, "--open-files-limit") ||
-			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report") ||
-			 !strcmp(a, "--output-limit") || !strcmp(a, "--cgroup"))
-			need = 1;
-		else if (!strcmp(a, "--json"))
-			need = 0;
-		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
-			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
-			 !strcmp(a, "--audit-max") || !strcmp(a, "--audit-rate") || !strcmp(a, "--etc") ||
-			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
-			need = 1;
-		else
-			return die("unknown option %s", a, "see moat run --help");
-		if (i + need >= argc)
-			return die(need == 2 ? "%s needs two arguments" : "%s needs an argument", a, NULL);
-		const char *x = argv[i + 1], *y = need == 2 ? argv[i + 2] : NULL;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs") ||
-		    !strcmp(a, "--overlay")) {
-			const char *dst = strcmp(a, "--tmpfs") == 0 ? x : y;
-			unsigned long long size = 0;
-			if (!strcmp(a, "--tmpfs") && strrchr(dst, ':')) {
-				static char dsts[VFS_MAX_MOUNTS][PATH_MAX];
-				const char *colon = strrchr(dst, ':');
-				if (parse_size(colon + 1, &size) < 0 || size == 0)
-					return die("--tmpfs %s: SIZE must be a positive number of bytes "
-						   "(K, M, G suffixes)", dst, NULL);
-				snprintf(dsts[nreq], sizeof dsts[0], "%.*s", (int)(colon - dst), dst);
-				dst = dsts[nreq];
-				quota = true;
-			}
-			if (dst[0] != '/')
-				return die("%s: the destination must be an absolute path", dst, a);
-			if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 ||
-			    strncmp(dst, "/dev", 4) == 0)
-				if (strcmp(dst, "/dev/shm") != 0)
-					return die("%s: cannot mount over the root, /proc or /dev", dst, a);
-			if (nreq + 12 >= VFS_MAX_MOUNTS)
-				return die("too many mounts%s", "", NULL);
-			if (strcmp(a, "--tmpfs") != 0) {
-				struct stat st;
-				if (stat(x, &st) < 0)
-					return die("%s: source does not exist", x, "give an existing host directory");
-				if (!S_ISDIR(st.st_mode))
-					return die("%s: source is not a directory", x, "only directories can be bound");
-			}
-			req[nreq++] = (struct vfs_mount_req){
-				.src = strcmp(a, "--tmpfs") == 0 ? NULL : x,
-				.dst = dst,
-				.kind = strcmp(a, "--tmpfs") == 0     ? MNT_TMPFS
-					: strcmp(a, "--overlay") == 0 ? MNT_OVERLAY
-								      : MNT_BIND,
-				.ro = strcmp(a, "--ro-bind") == 0,
-				.size = size,
-			};
-		} else if (!strcmp(a, "--setenv")) {
-			if (!valid_env_name(x))
-				return die("--setenv: invalid variable name '%s'", x, NULL);
-			if (nenv == MAX_ENV)
-				return die("too many --setenv%s", "", NULL);
-			int slot = nenv;
-			for (int k = 0; k < nenv; k++)
-				if (!strncmp(env[k], x, strlen(x)) && env[k][strlen(x)] == '=')
-					slot = k;
-			if ((size_t)snprintf(envbuf[slot], sizeof envbuf[0], "%s=%s", x, y) >= sizeof envbuf[0])
-				return die("--setenv %s: value too long", x, NULL);
-			env[slot] = envbuf[slot];
-			if (slot == nenv)
-				nenv++;
-		} else if (!strcmp(a, "--chdir")) {
-			if (x[0] != '/')
-				return die("--chdir %s: must be an absolute path inside the sandbox", x, NULL);
-			chdir_to = x;
-		} else if (!strcmp(a, "--uid") || !strcmp(a, "--gid")) {
-			unsigned v;
-			if (parse_id(x, &v) < 0)
-				return die("%s: not a numeric id", x, a);
-			if (!root && v != (a[2] == 'u' ? geteuid() : getegid()))
-				return die("%s: only root can run the sandbox as another id", x, a);
-			if (a[2] == 'u')
-				uid = v, uid_set = true;
-			else
-				gid = v;
-		} else if (!strcmp(a, "--hostname")) {
-			if (!valid_hostname(x))
-				/* Not echoed: it may hold a newline, and the error is one line. */
-				return die("--hostname: not a valid host name%s", "",
-					   "give 1 to 64 characters of A-Z a-z 0-9 . -");
-			hostname = x;
-		} else if (!strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
-			   !strcmp(a, "--kill-grace")) {
-			char *end;
-			errno = 0;
-			double s = strtod(x, &end);
-			if (errno || end == x || *end || s < 0 || s > 1e7 || (s == 0 && a[2] != 'k'))
-				return die("%s: expected a number of seconds (0.5, 10)", a, x);
-			if (a[2] == 't')
-				lim.cpu_s = s;
-			else if (a[2] == 'w')
-				lim.wall_s = s;
-			else
-				lim.grace_s = s;
-		} else if (!strcmp(a, "--cgroup")) {
-			if (!strcmp(x, "auto"))
-				cg_use = CG_AUTO;
-			else if (!strcmp(x, "off"))
-				cg_use = CG_OFF;
-			else if (!strcmp(x, "required"))
-				cg_use = CG_REQUIRED;
-			else
-				return die("--cgroup %s: expected auto, off or required", x, NULL);
-		} else if (need == 1 && !strcmp(x, "none") &&
-			   (!strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit"))) {
-			if (a[2] == 'm')
-				lim.mem_bytes = 0, lim.mem_default = false;
-			else
-				lim.pids = 0;
-		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit") ||
-			   !strcmp(a, "--output-limit")) {
-			unsigned long long b;
-			if (parse_size(x, &b) < 0 || b == 0)
-				return die("%s: expected a positive number of bytes (K, M, G suffixes)", a, x);
-			if (a[2] == 'm')
-				lim.mem_bytes = b, lim.mem_default = false;
-			else if (a[2] == 'o')
-				lim.output_bytes = b;
-			else
-				lim.fsize_bytes = b;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--pids-limit") || !strcmp(a, "--open-files-limit")) {
-			unsigned v;
-			if (parse_id(x, &v) < 0 || v == 0 || v > 1000000)
-				return die("%s: expected a positive count", a, x);
-			if (a[2] == 'p')
-				lim.pids = v;
-			else
-				lim.nofile = v;
-		} else if (!strcmp(a, "--report")) {
-			report = x;
-		} else if (!strcmp(a, "--allow-net")) {
-			if (net_policy_add(&net, x, neterr, sizeof neterr) < 0)
-				return die("%s", neterr, NULL);
-		} else if (!strcmp(a, "--net-policy")) {
-			if (net_policy_load(&net, x, neterr, sizeof neterr) < 0)
-				return die("%s", neterr, NULL);
-		} else if (!strcmp(a, "--audit-log")) {
-			audit_log = x;
-		} else if (!strcmp(a, "--persist")) {
-			persist = x;
-		} else if (!strcmp(a, "--disk-limit")) {
-			if (parse_size(x, &disk_limit) < 0 || disk_limit == 0)
-				return die("--disk-limit %s: expected a positive number of bytes "
-					   "(K, M, G suffixes)", x, NULL);
-			quota = true;
-		} else if (!strcmp(a, "--etc")) {
-			/* One top-level name (or fnmatch pattern) of the host's /etc
-			 * more: never a path, never a secret's way around. */
-			if (!*x || strchr(x, '/') || !strcmp(x, ".") || !strcmp(x, ".."))
-				return die("--etc %s: expected a name in /etc (postgresql-common, "
-					   "mysql*), not a path", x, NULL);
-			if (netc >= 16)
-				return die("--etc %s: at most 16", x, NULL);
-			etc_names[netc++] = x;
-		} else if (!strcmp(a, "--audit-max")) {
-			unsigned long long b = 0;
-			if (strcmp(x, "none") && (parse_size(x, &b) < 0 || b == 0))
-				return die("--audit-max %s: expected a positive number of bytes "
-					   "(K, M, G suffixes) or none", x, NULL);
-			acaps.max_bytes = b;
-		} else if (!strcmp(a, "--audit-rate")) {
-			char *end;
-			errno = 0;
-			double r = strcmp(x, "none") ? strtod(x, &end) : 0;
-			if (strcmp(x, "none") && (errno || *end || end == x || !(r > 0) || r > 1e9))
-				return die("--audit-rate %s: expected records a second (a positive "
-					   "number) or none", x, NULL);
-			acaps.rate = r;
-			acaps.burst = r * AUDIT_BURST_PER_RATE;
-		} else if (!strcmp(a, "--audit-level")) {
-			if (!strcmp(x, "denials"))
-				audit_level = AUDIT_DENIALS;
-			else if (!strcmp(x, "supervised"))
-				audit_level = AUDIT_SUPERVISED;
-			else
-				return die("--audit-level %s: expected denials or supervised", x, NULL);
-		}
-		i += need;
-	}
-	(void)uid_set;
-	if (i >= argc)
-		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
 	/* moat holds fds for the view, the cgroups and the network besides
 	 * each call's own: its soft limit goes up to the hard one, and the
 	 * program gets the caller's back (limits_child). */
@@ -534,15 +205,14 @@ static int cmd_run(int argc, char **argv)
 	if (disk_limit && persist)
 		return die("--disk-limit and --persist together%s", "",
 			   "a persisted layer lives on the host's disk, outside the limit; drop one");
-	if (quota && !root)
+	if (rc.quota && !root)
 		return die("--disk-limit and --tmpfs DST:SIZE need root%s", "",
 			   "they are tmpfs mounts in a private mount namespace; run moat as root or "
 			   "drop them");
-	if (quota && (unshare(CLONE_NEWNS) < 0 ||
+	if (rc.quota && (unshare(CLONE_NEWNS) < 0 ||
 		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
 		return die("cannot make a private mount namespace for the quotas: %s",
 			   strerror(errno), NULL);
-	env[nenv] = NULL;
 	if (net_setup(&net, root, neterr, sizeof neterr) < 0)
 		fprintf(stderr, "moat: warning: %s; the sandbox gets no private loopback\n", neterr);
 
@@ -565,7 +235,7 @@ static int cmd_run(int argc, char **argv)
 	if (sb.lim.mem_default)
 		sb.lim.mem_bytes = default_memory();
 	char cgerr[512];
-	if (cgroup_setup(&sb.cg, cg_use, &sb.lim, cgerr, sizeof cgerr) < 0)
+	if (cgroup_setup(&sb.cg, rc.cg_use, &sb.lim, cgerr, sizeof cgerr) < 0)
 		return die("%s", cgerr, NULL);
 	/* The default is the kernel's to hold: moat's own sampling is no
 	 * basis for killing a program that asked for no limit. */
@@ -575,9 +245,9 @@ static int cmd_run(int argc, char **argv)
 	sb.out.capture = json;
 	sb.out.limit = lim.output_bytes;
 	static struct vfs v;
-	sb.opt.argv = argv + i;
+	sb.opt.argv = rc.argv;
 	sb.opt.chdir = chdir_to;
-	sb.opt.env = env;
+	sb.opt.env = rc.env;
 	sb.opt.uid = uid;
 	sb.opt.gid = gid;
 	sb.opt.audit_log = audit_log;
@@ -597,10 +267,10 @@ static int cmd_run(int argc, char **argv)
 	v.creds_sandbox = creds_sandbox_hook;
 	v.creds_ctx = &sb;
 	v.mem_limit = sb.lim.mem_bytes;
-	for (int k = 0; k < netc; k++)
-		v.etc_allow[v.netc_allow++] = etc_names[k];
+	for (int k = 0; k < rc.netc; k++)
+		v.etc_allow[v.netc_allow++] = rc.etc[k];
 	v.mem_used = mem_used_hook;
-	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
+	snprintf(v.hostname, sizeof v.hostname, "%s", rc.hostname);
 	static char pins[NET_MAX_PINS * 200];
 	for (int k = 0, off = 0; k < net.npin; k++) {
 		char a[INET6_ADDRSTRLEN];
@@ -650,7 +320,7 @@ static int cmd_run(int argc, char **argv)
 		watchdog_last_words(report_last_words);
 	}
 	if (audit_log) {
-		sb.audit = audit_open(alog.fd, audit_level, &acaps);
+		sb.audit = audit_open(alog.fd, rc.audit_level, &rc.audit_caps);
 		if (!sb.audit) {
 			outputs_drop(&alog, &rep);
 			return die("--audit-log %s: out of memory", audit_log, NULL);
@@ -802,7 +472,7 @@ int main(int argc, char **argv)
 	 * the sandbox's with it).  The sandbox gets the default back. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
-		usage(stderr);
+		options_usage(stderr);
 		return 125;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
@@ -810,12 +480,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+		options_usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run")) {
 		if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-			usage(stdout);
+			options_usage(stdout);
 			return 0;
 		}
 		return cmd_run(argc - 2, argv + 2);
