@@ -6,7 +6,7 @@
  * Strings are borrowed: the plan keeps the pointers it was given (argv,
  * or a parsed document), which must outlive it.  What it must build (a
  * VAR=VALUE, a --tmpfs DST without its :SIZE) it holds in its own
- * buffers, so a plan is large (~800 KiB): give it static storage or the
+ * buffers, so a plan is large (~900 KiB): give it static storage or the
  * heap, never the stack.  A plan holds no fd and no process: dropping one
  * leaves nothing behind. */
 #ifndef MOAT_RUN_CONFIG_H
