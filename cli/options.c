@@ -11,6 +11,7 @@
 
 #include "cli/options.h"
 
+#define USAGE "usage: moat run [OPTIONS] -- CMD [ARGS...]"
 #define HELP_COL 22 /* where the help text starts, its continuation lines too */
 
 __attribute__((format(printf, 3, 4)))
@@ -507,7 +508,6 @@ const struct moat_option moat_options[] = {
 	{ .name = NULL },
 };
 
-
 const struct moat_option *option_find(const char *name)
 {
 	for (const struct moat_option *o = moat_options; o->name; o++)
@@ -516,13 +516,17 @@ const struct moat_option *option_find(const char *name)
 	return NULL;
 }
 
+static int missing_args(const struct moat_option *o, char *err, size_t errlen)
+{
+	return fail(err, errlen, "%s needs %s", o->name, o->nargs == 2 ? "two arguments" : "an argument");
+}
+
 int option_apply(struct run_config *rc, const struct moat_option *o, char *const *args, char *err,
 		 size_t errlen)
 {
 	for (unsigned k = 0; k < o->nargs; k++)
 		if (!args || !args[k])
-			return fail(err, errlen, "%s needs %s", o->name,
-				    o->nargs == 2 ? "two arguments" : "an argument");
+			return missing_args(o, err, errlen);
 	return o->set(rc, o, args, err, errlen);
 }
 
@@ -541,14 +545,13 @@ int options_parse_argv(struct run_config *rc, int argc, char **argv, char *err, 
 		if (!o)
 			return fail(err, errlen, "unknown option %s (see moat run --help)", a);
 		if (i + (int)o->nargs >= argc)
-			return fail(err, errlen, "%s needs %s", a,
-				    o->nargs == 2 ? "two arguments" : "an argument");
+			return missing_args(o, err, errlen);
 		if (option_apply(rc, o, argv + i + 1, err, errlen) < 0)
 			return -1;
 		i += (int)o->nargs;
 	}
 	if (i >= argc)
-		return fail(err, errlen, "no command given (usage: moat run [OPTIONS] -- CMD [ARGS...])");
+		return fail(err, errlen, "no command given (%s)", USAGE);
 	rc->argv = argv + i;
 	return 0;
 }
@@ -587,7 +590,7 @@ static void usage_entry(FILE *f, const struct moat_option *o)
 
 void options_usage(FILE *f)
 {
-	fputs("usage: moat run [OPTIONS] -- CMD [ARGS...]\n\n", f);
+	fprintf(f, "%s\n\n", USAGE);
 	for (const struct moat_option *o = moat_options; o->name; o++)
 		if (!(o->flags & OPT_JOINED))
 			usage_entry(f, o);
