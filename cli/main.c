@@ -1,6 +1,7 @@
 /* moat: run a program with every resource-naming syscall serviced by a
- * supervisor.  Option parsing and the run's setup and teardown; the work
- * is in the modules. */
+ * supervisor.  The command line becomes a run plan (cli/options.h: one
+ * table of the options); the run follows it, a step at a time, and tears
+ * down what it made.  The work is in the modules. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +22,9 @@
 #include "audit/audit.h"
 #include "audit/outfile.h"
 #include "audit/stack.h"
+#include "cli/options.h"
 #include "cli/report.h"
+#include "core/creds.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "interposer/watchdog.h"
@@ -29,56 +32,6 @@
 #include "syscall-table/filter.h"
 
 #define MOAT_VERSION "0.1.0"
-#define MAX_ENV 128
-
-static void usage(FILE *f)
-{
-	fputs("usage: moat run [OPTIONS] -- CMD [ARGS...]\n"
-	      "\n"
-	      "  --ro-bind SRC DST   show host directory SRC at DST, read-only\n"
-	      "  --bind SRC DST      show host directory SRC at DST, writable\n"
-	      "  --overlay SRC DST   show host directory SRC at DST under a private writable\n"
-	      "                      layer: changes stay in the sandbox, SRC is never written\n"
-	      "  --tmpfs DST[:SIZE]  a private empty writable directory at DST (SIZE: its quota)\n"
-	      "  --disk-limit SIZE   all writable layers together (/tmp, /workspace, /dev/shm,\n"
-	      "                      --tmpfs, the overlays' layers) hold at most SIZE bytes;\n"
-	      "                      past it writes fail with ENOSPC (SIZE takes K, M, G)\n"
-	      "  --persist DIR       keep the writable layers of /usr, /etc and --overlay\n"
-	      "                      mounts in DIR, so a later run continues from them\n"
-	      "  --chdir DIR         start in DIR (default /workspace)\n"
-	      "  --etc NAME          show the host's /etc/NAME too (the default /etc shows\n"
-	      "                      only what programs need; repeatable, a pattern allowed)\n"
-	      "  --setenv VAR VALUE  add VAR=VALUE to the sandbox's environment\n"
-	      "  --uid N, --gid N    the sandbox's ids (default 65534 when run as root)\n"
-	      "  --hostname NAME     the sandbox's host name (default moat)\n"
-	      "  --time-limit SEC    CPU time of all sandbox processes together (TO)\n"
-	      "  --wall-time-limit SEC  wall time from the first exec (TW)\n"
-	      "  --memory-limit SIZE memory of all processes together (ML; K, M, G; default\n"
-	      "                      half the RAM, held by a cgroup only; none: no limit)\n"
-	      "  --pids-limit N      tasks (processes and threads) alive at once (PL;\n"
-	      "                      default 4096; none: no limit)\n"
-	      "  --file-size-limit SIZE, --open-files-limit N   per process (rlimits)\n"
-	      "  --kill-grace SEC    SIGTERM, then SIGKILL after SEC (default 0.5)\n"
-	      "  --cgroup MODE       auto (default): the kernel enforces memory and tasks in\n"
-	      "                      cgroups of the sandbox's own where moat may make them;\n"
-	      "                      off: moat's own accounting only; required: fail without\n"
-	      "                      them\n"
-	      "  --report FILE       write the run report (JSON) to FILE; - for stderr\n"
-	      "  --output-limit SIZE stdout and stderr together; the rest is cut (OL)\n"
-	      "  --json              print stdout, stderr (each capped at 1 MiB) and the report\n"
-	      "                      as one JSON object on stdout\n"
-	      "  --allow-net RULE    let the sandbox reach RULE: HOST[:PORT], ADDR[/LEN][:PORT]\n"
-	      "                      or [ADDR6[/LEN]][:PORT]; PORT may be N, N-M or *; host\n"
-	      "                      names are resolved once, at start (repeatable)\n"
-	      "  --net-policy FILE   the rules of FILE, one per line (# comments)\n"
-	      "  --audit-log FILE    append one JSON line per denial to FILE\n"
-	      "  --audit-level L     denials (default) or supervised (every supervised call)\n"
-	      "  --audit-max SIZE    the run writes at most SIZE of records (default 64M; none)\n"
-	      "  --audit-rate N      records a second after a burst of 10 s of them (default\n"
-	      "                      100; none); what is dropped is counted in the log and report\n"
-	      "  --version, --help\n",
-	      f);
-}
 
 /* The free fds moat needs at least (it uses about 40 for a run). */
 #define MOAT_MIN_FDS 64
@@ -145,59 +98,6 @@ static int die(const char *fmt, const char *arg, const char *hint)
 	return 125;
 }
 
-static int parse_id(const char *s, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v > 0xfffffffeUL)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-/* "512", "64K", "1.5G" -> bytes. */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mul = 1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	}
-	if (*end == 'i' && mul > 1)
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mul > 1e18)
-		return -1;
-	*out = (unsigned long long)(v * mul);
-	return 0;
-}
-
-static bool valid_env_name(const char *s)
-{
-	if (!*s || strchr(s, '='))
-		return false;
-	return true;
-}
-
-/* 1-64 characters of [A-Za-z0-9.-]: what uname's nodename, /etc/hostname
- * and /etc/hosts can all carry unquoted. */
-static bool valid_hostname(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > 64)
-		return false;
-	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-") == n;
-}
-
 static int kernel_ok(void)
 {
 	struct utsname u;
@@ -227,319 +127,105 @@ static void warn_readonly_binds(struct sandbox *sb, struct vfs *v,
 	}
 }
 
-static int cmd_run(int argc, char **argv)
+/* ---- the run: the plan's steps ----
+ *
+ * A step that can fail returns 0 to go on, or moat's exit code (125)
+ * after one line naming what failed.  Failing before the program's view
+ * exists, it removes the outputs and the scratch directory this moat
+ * made (nothing half-made is left); the cgroups go at moat's exit
+ * (cgroup.c), the rest with the process.  From the view on, run_finish
+ * takes everything down and writes the report, a failure's too. */
+
+/* One run: the plan it follows and what it makes.  Static storage: the
+ * view and the network make it large. */
+struct run {
+	const struct run_config *rc;
+	struct sandbox sb;
+	struct vfs v;
+	struct net net;                /* the plan's policy, then its worlds (net_setup) */
+	char *env[RUN_MAX_ENV + 1];
+	struct sock_fprog prog;
+	struct outfile alog, rep;      /* moat's own outputs */
+	char scratch[PATH_MAX];        /* the writable layers live below it */
+	char layer[PATH_MAX];          /* --persist, absolute */
+	char pins[NET_MAX_PINS * 200]; /* the names moat resolved, for /etc/hosts */
+};
+
+/* moat holds fds for the view, the cgroups and the network besides each
+ * call's own: its soft limit goes up to the hard one, and the program
+ * gets the caller's back (limits_child). */
+static int run_fds(struct run *r)
 {
-	static struct vfs_mount_req req[VFS_MAX_MOUNTS];
-	int nreq = 0;
-	static char *env[MAX_ENV + 1];
-	int nenv = 0;
-	const char *chdir_to = "/workspace";
-	const char *audit_log = NULL;
-	const char *persist = NULL;
-	unsigned long long disk_limit = 0;
-	bool quota = false;
-	const char *hostname = "moat";
-	enum audit_level audit_level = AUDIT_DENIALS;
-	const char *etc_names[16];
-	int netc = 0;
-	/* A denial loop writes ~30 MiB/s of records: capped, and rate-limited
-	 * with what was dropped said (docs/audit.md "Size and rate"). */
-	struct audit_caps acaps = { AUDIT_MAX_BYTES_DEFAULT, AUDIT_RATE_DEFAULT,
-				    AUDIT_RATE_DEFAULT * AUDIT_BURST_PER_RATE };
-	bool root = geteuid() == 0;
-	unsigned uid = root ? 65534 : geteuid(), gid = root ? 65534 : getegid();
-	bool uid_set = false;
-	static struct net net;
-	char neterr[512];
-	/* The defaults keep the host alive whatever runs: a fork bomb stops
-	 * at 4096 tasks, a runaway allocation at half the RAM. */
-	struct limits lim = { .grace_s = 0.5, .pids = 4096, .mem_default = true };
-	enum cg_use cg_use = CG_AUTO;
-	const char *report = NULL;
-	bool json = false;
-
-	static char envbuf[MAX_ENV][4096];
-	const char *lang = getenv("LANG"), *term = getenv("TERM");
-	snprintf(envbuf[nenv], sizeof envbuf[0], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "HOME=/workspace");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "LANG=%s", lang && *lang ? lang : "C.UTF-8");
-	env[nenv] = envbuf[nenv], nenv++;
-	snprintf(envbuf[nenv], sizeof envbuf[0], "TERM=%s", term && *term ? term : "dumb");
-	env[nenv] = envbuf[nenv], nenv++;
-
-	int i = 0;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		int need = 0;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--setenv") ||
-		    !strcmp(a, "--overlay"))
-			need = 2;
-		else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-policy") ||
-			 !strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
-			 !strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit") ||
-			 !strcmp(a, "--file-size-limit") || !strcmp(a, "--open-files-limit") ||
-			 !strcmp(a, "--kill-grace") || !strcmp(a, "--report") ||
-			 !strcmp(a, "--output-limit") || !strcmp(a, "--cgroup"))
-			need = 1;
-		else if (!strcmp(a, "--json"))
-			need = 0;
-		else if (!strcmp(a, "--tmpfs") || !strcmp(a, "--chdir") || !strcmp(a, "--uid") ||
-			 !strcmp(a, "--gid") || !strcmp(a, "--audit-log") || !strcmp(a, "--audit-level") ||
-			 !strcmp(a, "--audit-max") || !strcmp(a, "--audit-rate") || !strcmp(a, "--etc") ||
-			 !strcmp(a, "--persist") || !strcmp(a, "--disk-limit") || !strcmp(a, "--hostname"))
-			need = 1;
-		else
-			return die("unknown option %s", a, "see moat run --help");
-		if (i + need >= argc)
-			return die("%s needs %s", a, need == 2 ? "two arguments" : "an argument");
-		const char *x = argv[i + 1], *y = need == 2 ? argv[i + 2] : NULL;
-		if (!strcmp(a, "--ro-bind") || !strcmp(a, "--bind") || !strcmp(a, "--tmpfs") ||
-		    !strcmp(a, "--overlay")) {
-			const char *dst = strcmp(a, "--tmpfs") == 0 ? x : y;
-			unsigned long long size = 0;
-			if (!strcmp(a, "--tmpfs") && strrchr(dst, ':')) {
-				static char dsts[VFS_MAX_MOUNTS][PATH_MAX];
-				const char *colon = strrchr(dst, ':');
-				if (parse_size(colon + 1, &size) < 0 || size == 0)
-					return die("--tmpfs %s: SIZE must be a positive number of bytes "
-						   "(K, M, G suffixes)", dst, NULL);
-				snprintf(dsts[nreq], sizeof dsts[0], "%.*s", (int)(colon - dst), dst);
-				dst = dsts[nreq];
-				quota = true;
-			}
-			if (dst[0] != '/')
-				return die("%s: the destination must be an absolute path", dst, a);
-			if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 ||
-			    strncmp(dst, "/dev", 4) == 0)
-				if (strcmp(dst, "/dev/shm") != 0)
-					return die("%s: cannot mount over the root, /proc or /dev", dst, a);
-			if (nreq + 12 >= VFS_MAX_MOUNTS)
-				return die("too many mounts%s", "", NULL);
-			if (strcmp(a, "--tmpfs") != 0) {
-				struct stat st;
-				if (stat(x, &st) < 0)
-					return die("%s: source does not exist", x, "give an existing host directory");
-				if (!S_ISDIR(st.st_mode))
-					return die("%s: source is not a directory", x, "only directories can be bound");
-			}
-			req[nreq++] = (struct vfs_mount_req){
-				.src = strcmp(a, "--tmpfs") == 0 ? NULL : x,
-				.dst = dst,
-				.kind = strcmp(a, "--tmpfs") == 0     ? MNT_TMPFS
-					: strcmp(a, "--overlay") == 0 ? MNT_OVERLAY
-								      : MNT_BIND,
-				.ro = strcmp(a, "--ro-bind") == 0,
-				.size = size,
-			};
-		} else if (!strcmp(a, "--setenv")) {
-			if (!valid_env_name(x))
-				return die("--setenv: invalid variable name '%s'", x, NULL);
-			if (nenv == MAX_ENV)
-				return die("too many --setenv%s", "", NULL);
-			int slot = nenv;
-			for (int k = 0; k < nenv; k++)
-				if (!strncmp(env[k], x, strlen(x)) && env[k][strlen(x)] == '=')
-					slot = k;
-			if ((size_t)snprintf(envbuf[slot], sizeof envbuf[0], "%s=%s", x, y) >= sizeof envbuf[0])
-				return die("--setenv %s: value too long", x, NULL);
-			env[slot] = envbuf[slot];
-			if (slot == nenv)
-				nenv++;
-		} else if (!strcmp(a, "--chdir")) {
-			if (x[0] != '/')
-				return die("--chdir %s: must be an absolute path inside the sandbox", x, NULL);
-			chdir_to = x;
-		} else if (!strcmp(a, "--uid") || !strcmp(a, "--gid")) {
-			unsigned v;
-			if (parse_id(x, &v) < 0)
-				return die("%s: not a numeric id", x, a);
-			if (!root && v != (a[2] == 'u' ? geteuid() : getegid()))
-				return die("%s: only root can run the sandbox as another id", x, a);
-			if (a[2] == 'u')
-				uid = v, uid_set = true;
-			else
-				gid = v;
-		} else if (!strcmp(a, "--hostname")) {
-			if (!valid_hostname(x))
-				/* Not echoed: it may hold a newline, and the error is one line. */
-				return die("--hostname: not a valid host name%s", "",
-					   "give 1 to 64 characters of A-Z a-z 0-9 . -");
-			hostname = x;
-		} else if (!strcmp(a, "--time-limit") || !strcmp(a, "--wall-time-limit") ||
-			   !strcmp(a, "--kill-grace")) {
-			char *end;
-			errno = 0;
-			double s = strtod(x, &end);
-			if (errno || end == x || *end || s < 0 || s > 1e7 || (s == 0 && a[2] != 'k'))
-				return die("%s: expected a number of seconds (0.5, 10)", a, x);
-			if (a[2] == 't')
-				lim.cpu_s = s;
-			else if (a[2] == 'w')
-				lim.wall_s = s;
-			else
-				lim.grace_s = s;
-		} else if (!strcmp(a, "--cgroup")) {
-			if (!strcmp(x, "auto"))
-				cg_use = CG_AUTO;
-			else if (!strcmp(x, "off"))
-				cg_use = CG_OFF;
-			else if (!strcmp(x, "required"))
-				cg_use = CG_REQUIRED;
-			else
-				return die("--cgroup %s: expected auto, off or required", x, NULL);
-		} else if (!strcmp(x, "none") &&
-			   (!strcmp(a, "--memory-limit") || !strcmp(a, "--pids-limit"))) {
-			if (a[2] == 'm')
-				lim.mem_bytes = 0, lim.mem_default = false;
-			else
-				lim.pids = 0;
-		} else if (!strcmp(a, "--memory-limit") || !strcmp(a, "--file-size-limit") ||
-			   !strcmp(a, "--output-limit")) {
-			unsigned long long b;
-			if (parse_size(x, &b) < 0 || b == 0)
-				return die("%s: expected a positive number of bytes (K, M, G suffixes)", a, x);
-			if (a[2] == 'm')
-				lim.mem_bytes = b, lim.mem_default = false;
-			else if (a[2] == 'o')
-				lim.output_bytes = b;
-			else
-				lim.fsize_bytes = b;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--pids-limit") || !strcmp(a, "--open-files-limit")) {
-			unsigned v;
-			if (parse_id(x, &v) < 0 || v == 0 || v > 1000000)
-				return die("%s: expected a positive count", a, x);
-			if (a[2] == 'p')
-				lim.pids = v;
-			else
-				lim.nofile = v;
-		} else if (!strcmp(a, "--report")) {
-			report = x;
-		} else if (!strcmp(a, "--allow-net")) {
-			if (net_policy_add(&net, x, neterr, sizeof neterr) < 0)
-				return die("%s", neterr, NULL);
-		} else if (!strcmp(a, "--net-policy")) {
-			if (net_policy_load(&net, x, neterr, sizeof neterr) < 0)
-				return die("%s", neterr, NULL);
-		} else if (!strcmp(a, "--audit-log")) {
-			audit_log = x;
-		} else if (!strcmp(a, "--persist")) {
-			persist = x;
-		} else if (!strcmp(a, "--disk-limit")) {
-			if (parse_size(x, &disk_limit) < 0 || disk_limit == 0)
-				return die("--disk-limit %s: expected a positive number of bytes "
-					   "(K, M, G suffixes)", x, NULL);
-			quota = true;
-		} else if (!strcmp(a, "--etc")) {
-			/* One top-level name (or fnmatch pattern) of the host's /etc
-			 * more: never a path, never a secret's way around. */
-			if (!*x || strchr(x, '/') || !strcmp(x, ".") || !strcmp(x, ".."))
-				return die("--etc %s: expected a name in /etc (postgresql-common, "
-					   "mysql*), not a path", x, NULL);
-			if (netc >= 16)
-				return die("--etc %s: at most 16", x, NULL);
-			etc_names[netc++] = x;
-		} else if (!strcmp(a, "--audit-max")) {
-			unsigned long long b = 0;
-			if (strcmp(x, "none") && (parse_size(x, &b) < 0 || b == 0))
-				return die("--audit-max %s: expected a positive number of bytes "
-					   "(K, M, G suffixes) or none", x, NULL);
-			acaps.max_bytes = b;
-		} else if (!strcmp(a, "--audit-rate")) {
-			char *end;
-			errno = 0;
-			double r = strcmp(x, "none") ? strtod(x, &end) : 0;
-			if (strcmp(x, "none") && (errno || *end || end == x || !(r > 0) || r > 1e9))
-				return die("--audit-rate %s: expected records a second (a positive "
-					   "number) or none", x, NULL);
-			acaps.rate = r;
-			acaps.burst = r * AUDIT_BURST_PER_RATE;
-		} else if (!strcmp(a, "--audit-level")) {
-			if (!strcmp(x, "denials"))
-				audit_level = AUDIT_DENIALS;
-			else if (!strcmp(x, "supervised"))
-				audit_level = AUDIT_SUPERVISED;
-			else
-				return die("--audit-level %s: expected denials or supervised", x, NULL);
-		}
-		i += need;
-	}
-	(void)uid_set;
-	if (i >= argc)
-		return die("no command given%s", "", "usage: moat run [OPTIONS] -- CMD [ARGS...]");
-	/* moat holds fds for the view, the cgroups and the network besides
-	 * each call's own: its soft limit goes up to the hard one, and the
-	 * program gets the caller's back (limits_child). */
+	struct limits *lim = &r->sb.lim;
 	struct rlimit nof;
-	if (getrlimit(RLIMIT_NOFILE, &nof) == 0) {
-		if (nof.rlim_cur < nof.rlim_max) {
-			struct rlimit up = { nof.rlim_max < 65536 ? nof.rlim_max : 65536, nof.rlim_max };
-			if (up.rlim_cur > nof.rlim_cur && setrlimit(RLIMIT_NOFILE, &up) == 0)
-				lim.nofile_caller = nof.rlim_cur;
-			nof.rlim_cur = up.rlim_cur;
-		}
-		/* What the caller left open counts against it too. */
-		unsigned long long open_fds = 0;
-		DIR *fds = opendir("/proc/self/fd");
-		for (struct dirent *e; fds && (e = readdir(fds));) {
-			/* 3 and up, below the limit (higher ones take no slot),
-			 * not this listing's own */
-			unsigned long long fd = strtoull(e->d_name, NULL, 10);
-			open_fds += e->d_name[0] != '.' && fd >= 3 && fd < nof.rlim_cur &&
-				    (int)fd != dirfd(fds);
-		}
-		if (fds)
-			closedir(fds);
-		if (nof.rlim_cur < MOAT_MIN_FDS + 3 + open_fds) { /* + 0-2 */
-			char n[64];
-			snprintf(n, sizeof n, "%llu with %llu fds open", (unsigned long long)nof.rlim_cur,
-				 open_fds);
-			return die("ulimit -n is %s", n,
-				   "moat needs 64 free fds of its own: raise it or close some");
-		}
-		/* Raised for moat first: it fails as it would for the child
-		 * (no CAP_SYS_RESOURCE), and then is said here. */
-		struct rlimit hi = { nof.rlim_cur, lim.nofile };
-		if (lim.nofile > nof.rlim_max && setrlimit(RLIMIT_NOFILE, &hi) < 0) {
-			char n[64];
-			snprintf(n, sizeof n, "%u is above the hard limit %llu", lim.nofile,
-				 (unsigned long long)nof.rlim_max);
-			return die("--open-files-limit %s", n,
-				   "raising it needs CAP_SYS_RESOURCE: see ulimit -Hn");
-		}
+	if (getrlimit(RLIMIT_NOFILE, &nof) < 0)
+		return 0;
+	if (nof.rlim_cur < nof.rlim_max) {
+		struct rlimit up = { nof.rlim_max < 65536 ? nof.rlim_max : 65536, nof.rlim_max };
+		if (up.rlim_cur > nof.rlim_cur && setrlimit(RLIMIT_NOFILE, &up) == 0)
+			lim->nofile_caller = nof.rlim_cur;
+		nof.rlim_cur = up.rlim_cur;
 	}
+	/* What the caller left open counts against it too. */
+	unsigned long long open_fds = 0;
+	DIR *fds = opendir("/proc/self/fd");
+	for (struct dirent *e; fds && (e = readdir(fds));) {
+		/* 3 and up, below the limit (higher ones take no slot), not
+		 * this listing's own */
+		unsigned long long fd = strtoull(e->d_name, NULL, 10);
+		open_fds += e->d_name[0] != '.' && fd >= 3 && fd < nof.rlim_cur && (int)fd != dirfd(fds);
+	}
+	if (fds)
+		closedir(fds);
+	if (nof.rlim_cur < MOAT_MIN_FDS + 3 + open_fds) { /* + 0-2 */
+		char n[64];
+		snprintf(n, sizeof n, "%llu with %llu fds open", (unsigned long long)nof.rlim_cur,
+			 open_fds);
+		return die("ulimit -n is %s", n, "moat needs 64 free fds of its own: raise it or close some");
+	}
+	/* Raised for moat first: it fails as it would for the child (no
+	 * CAP_SYS_RESOURCE), and then is said here. */
+	struct rlimit hi = { nof.rlim_cur, lim->nofile };
+	if (lim->nofile > nof.rlim_max && setrlimit(RLIMIT_NOFILE, &hi) < 0) {
+		char n[64];
+		snprintf(n, sizeof n, "%u is above the hard limit %llu", lim->nofile,
+			 (unsigned long long)nof.rlim_max);
+		return die("--open-files-limit %s", n, "raising it needs CAP_SYS_RESOURCE: see ulimit -Hn");
+	}
+	return 0;
+}
+
+/* What this host and this moat can do of the plan; the quotas' private
+ * mount namespace. */
+static int run_host(struct run *r)
+{
+	char err[512];
 	if (!kernel_ok())
 		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
-	if (disk_limit && persist)
-		return die("--disk-limit and --persist together%s", "",
-			   "a persisted layer lives on the host's disk, outside the limit; drop one");
-	if (quota && !root)
-		return die("--disk-limit and --tmpfs DST:SIZE need root%s", "",
-			   "they are tmpfs mounts in a private mount namespace; run moat as root or "
-			   "drop them");
-	if (quota && (unshare(CLONE_NEWNS) < 0 ||
-		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
-		return die("cannot make a private mount namespace for the quotas: %s",
-			   strerror(errno), NULL);
-	env[nenv] = NULL;
-	if (net_setup(&net, root, neterr, sizeof neterr) < 0)
-		fprintf(stderr, "moat: warning: %s; the sandbox gets no private loopback\n", neterr);
+	if (run_config_check(r->rc, err, sizeof err) < 0)
+		return die("%s", err, NULL);
+	if (r->rc->quota &&
+	    (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+		return die("cannot make a private mount namespace for the quotas: %s", strerror(errno),
+			   NULL);
+	return 0;
+}
 
-	static struct sandbox sb;
-	sb.net = &net;
-	sb.lim = lim;
-	/* From the first directory made to the last removed, the signals a
-	 * user ends moat with are the program's (sandbox_run forwards them);
-	 * one that comes before it runs is forwarded at its start. */
+/* The private world (a warning only when it cannot be made). */
+static void run_net(struct run *r)
+{
+	char err[512];
+	r->net = r->rc->net;
+	r->sb.net = &r->net;
+	if (net_setup(&r->net, r->rc->root, err, sizeof err) < 0)
+		fprintf(stderr, "moat: warning: %s; the sandbox gets no private loopback\n", err);
+}
+
+/* From the first directory made to the last removed, the signals a user
+ * ends moat with are the program's (sandbox_run forwards them); one that
+ * comes before it runs is forwarded at its start. */
+static void run_signals(struct run *r)
+{
 	sigset_t stop;
 	sigemptyset(&stop);
 	int stops[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -548,229 +234,344 @@ static int cmd_run(int argc, char **argv)
 		if (sigaction(stops[k], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
 			sigaddset(&stop, stops[k]);
 	}
-	sigprocmask(SIG_BLOCK, &stop, &sb.opt.sigmask);
-	sb.opt.sigmask_set = true;
-	if (sb.lim.mem_default)
-		sb.lim.mem_bytes = default_memory();
-	char cgerr[512];
-	if (cgroup_setup(&sb.cg, cg_use, &sb.lim, cgerr, sizeof cgerr) < 0)
-		return die("%s", cgerr, NULL);
+	sigprocmask(SIG_BLOCK, &stop, &r->sb.opt.sigmask);
+	r->sb.opt.sigmask_set = true;
+}
+
+/* The limits the kernel holds: the sandbox's cgroups. */
+static int run_cgroups(struct run *r)
+{
+	struct sandbox *sb = &r->sb;
+	char err[512];
+	if (sb->lim.mem_default)
+		sb->lim.mem_bytes = default_memory();
+	if (cgroup_setup(&sb->cg, r->rc->cg_use, &sb->lim, err, sizeof err) < 0)
+		return die("%s", err, NULL);
 	/* The default is the kernel's to hold: moat's own sampling is no
 	 * basis for killing a program that asked for no limit. */
-	if (sb.lim.mem_default && !sb.cg.ver[CGP_MEMORY])
-		sb.lim.mem_bytes = 0;
-	sb.out.on = json || lim.output_bytes;
-	sb.out.capture = json;
-	sb.out.limit = lim.output_bytes;
-	static struct vfs v;
-	sb.opt.argv = argv + i;
-	sb.opt.chdir = chdir_to;
-	sb.opt.env = env;
-	static struct sock_fprog prog;
+	if (sb->lim.mem_default && !sb->cg.ver[CGP_MEMORY])
+		sb->lim.mem_bytes = 0;
+	return 0;
+}
+
+/* The program, its ids, its filter and its outputs' relay. */
+static void run_sandbox(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	struct sandbox *sb = &r->sb;
+	for (int k = 0; k <= rc->nenv; k++)
+		r->env[k] = rc->env[k];
+	sb->out.on = rc->json || rc->lim.output_bytes;
+	sb->out.capture = rc->json;
+	sb->out.limit = rc->lim.output_bytes;
+	sb->opt.argv = rc->argv;
+	sb->opt.chdir = rc->chdir;
+	sb->opt.env = r->env;
 	/* In its own network namespace (moat root) the sandbox makes TCP and
 	 * UDP sockets itself; otherwise moat makes them in the private world
 	 * (or refuses them): a socket of the host's namespace would bind a
 	 * host port on its first write. */
-	prog.len = net.mode == NET_NETNS ? sc_filter_blob_len : sc_filter_blob_inet_len;
-	prog.filter = (struct sock_filter *)(net.mode == NET_NETNS ? sc_filter_blob : sc_filter_blob_inet);
-	sb.opt.filter = &prog;
-	sb.creds = (struct creds){ .as_root = root, .uid = uid, .gid = gid };
-	sb.vfs = &v;
-	v.creds = &sb.creds;
-	v.mem_ctx = &sb;
-	v.mem_limit = sb.lim.mem_bytes;
-	for (int k = 0; k < netc; k++)
-		v.etc_allow[v.netc_allow++] = etc_names[k];
-	v.mem_used = mem_used_hook;
-	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
-	static char pins[NET_MAX_PINS * 200];
-	for (int k = 0, off = 0; k < net.npin; k++) {
+	bool netns = r->net.mode == NET_NETNS;
+	r->prog.len = netns ? sc_filter_blob_len : sc_filter_blob_inet_len;
+	r->prog.filter = (struct sock_filter *)(netns ? sc_filter_blob : sc_filter_blob_inet);
+	sb->opt.filter = &r->prog;
+	sb->creds = (struct creds){ .as_root = rc->root, .uid = rc->uid, .gid = rc->gid };
+	sb->vfs = &r->v;
+}
+
+/* The view's settings (vfs_setup makes it, later). */
+static void run_view(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	struct vfs *v = &r->v;
+	v->creds = &r->sb.creds;
+	v->mem_ctx = &r->sb;
+	v->mem_limit = r->sb.lim.mem_bytes;
+	for (int k = 0; k < rc->netc; k++)
+		v->etc_allow[v->netc_allow++] = rc->etc[k];
+	v->mem_used = mem_used_hook;
+	snprintf(v->hostname, sizeof v->hostname, "%s", rc->hostname);
+	for (int k = 0, off = 0; k < r->net.npin; k++) {
 		char a[INET6_ADDRSTRLEN];
-		inet_ntop(net.pin[k].family, net.pin[k].addr, a, sizeof a);
-		off += snprintf(pins + off, sizeof pins - (size_t)off, "%s\t%s\n", a, net.pin[k].host);
+		inet_ntop(r->net.pin[k].family, r->net.pin[k].addr, a, sizeof a);
+		off += snprintf(r->pins + off, sizeof r->pins - (size_t)off, "%s\t%s\n", a,
+				r->net.pin[k].host);
 	}
-	v.etc_hosts_pins = pins;
-	v.etc_dns_stub = net.dns_fd >= 0;
-	v.etc_no_egress = net.nrule == 0;
+	v->etc_hosts_pins = r->pins;
+	v->etc_dns_stub = r->net.dns_fd >= 0;
+	v->etc_no_egress = r->net.nrule == 0;
+}
+
+/* The run's random id (its scratch directory's name, its abstract
+ * socket namespace). */
+static int run_id(struct run *r)
+{
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return die("getrandom failed%s", "", NULL);
 	for (int k = 0; k < 8; k++)
-		snprintf(sb.id + 2 * k, 3, "%02x", rnd[k]);
-	memcpy(net.id, sb.id, sizeof net.id);
+		snprintf(r->sb.id + 2 * k, 3, "%02x", rnd[k]);
+	memcpy(r->net.id, r->sb.id, sizeof r->net.id);
+	return 0;
+}
 
-	/* moat's own outputs, opened now, before anything of the sandbox's
-	 * exists (audit/outfile.h): nothing it does can redirect them. */
-	static struct outfile alog = { .fd = -1, .dirfd = -1 }, rep = { .fd = -1, .dirfd = -1 };
-	char oerr[PATH_MAX + 256];
-	if (report && outfile_open(&rep, report, false, 0644, oerr, sizeof oerr) < 0)
-		return die("--report %s", oerr, NULL);
-	if (audit_log && outfile_open(&alog, audit_log, true, 0600, oerr, sizeof oerr) < 0) {
-		outfile_close(&rep, true);
-		return die("--audit-log %s", oerr, NULL);
-	}
-	/* The audit log is the record of what the sandbox tried: a log the
-	 * sandbox can write it could also erase or forge. */
-	for (int k = 0; audit_log && k < nreq + (persist ? 1 : 0); k++) {
-		bool pk = k == nreq;
-		if (!pk && (req[k].kind != MNT_BIND || req[k].ro))
+/* The audit log is the record of what the sandbox tried: a log the
+ * sandbox can write it could also erase or forge.  Refused inside a
+ * writable --bind or the --persist directory. */
+static int run_log_outside(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	for (int k = 0; k < rc->nmount + (rc->persist ? 1 : 0); k++) {
+		bool pk = k == rc->nmount;
+		if (!pk && (rc->mount[k].kind != MNT_BIND || rc->mount[k].ro))
 			continue;
-		const char *src = pk ? persist : req[k].src;
+		const char *src = pk ? rc->persist : rc->mount[k].src;
 		int sfd = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		bool below = sfd >= 0 && outfile_below(&alog, sfd);
+		bool below = sfd >= 0 && outfile_below(&r->alog, sfd);
 		if (sfd >= 0)
 			close(sfd);
 		if (below) {
-			outputs_drop(&alog, &rep);
-			snprintf(oerr, sizeof oerr, "%s is inside %s %s, which the sandbox can write", audit_log,
-				 pk ? "--persist" : "--bind", src);
-			return die("--audit-log %s", oerr,
+			char err[PATH_MAX + 256];
+			outputs_drop(&r->alog, &r->rep);
+			snprintf(err, sizeof err, "%s is inside %s %s, which the sandbox can write",
+				 rc->audit_log, pk ? "--persist" : "--bind", src);
+			return die("--audit-log %s", err,
 				   "it could remove or rewrite its own record: put the log outside it");
 		}
 	}
-	if (report) {
-		last_report = &rep;
+	return 0;
+}
+
+/* moat's own outputs, opened now, before anything of the sandbox's
+ * exists (audit/outfile.h): nothing it does can redirect them. */
+static int run_outputs(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	char err[PATH_MAX + 256];
+	if (rc->report && outfile_open(&r->rep, rc->report, false, 0644, err, sizeof err) < 0)
+		return die("--report %s", err, NULL);
+	if (rc->audit_log && outfile_open(&r->alog, rc->audit_log, true, 0600, err, sizeof err) < 0) {
+		outfile_close(&r->rep, true);
+		return die("--audit-log %s", err, NULL);
+	}
+	int code;
+	if (rc->audit_log && (code = run_log_outside(r)))
+		return code;
+	if (rc->report) {
+		last_report = &r->rep;
 		watchdog_last_words(report_last_words);
 	}
-	if (audit_log) {
-		sb.audit = audit_open(alog.fd, audit_level, &acaps);
-		if (!sb.audit) {
-			outputs_drop(&alog, &rep);
-			return die("--audit-log %s: out of memory", audit_log, NULL);
+	if (rc->audit_log) {
+		r->sb.audit = audit_open(r->alog.fd, rc->audit_level, &rc->audit_caps);
+		if (!r->sb.audit) {
+			outputs_drop(&r->alog, &r->rep);
+			return die("--audit-log %s: out of memory", rc->audit_log, NULL);
 		}
-		alog.fd = -1; /* the log's now */
+		r->alog.fd = -1; /* the log's now */
 	}
+	return 0;
+}
+
+/* The scratch directory, 0710, of the sandbox's group: the sandbox's ids
+ * may pass through (the kernel walks exec paths with its credentials)
+ * but not list, and no other local user may reach in: the sandbox's
+ * /tmp and /workspace below are 01777 and the sandbox's, and moat
+ * removes them as root at the end. */
+static int run_scratch(struct run *r)
+{
 	const char *tmp = getenv("MOAT_SCRATCH");
-	char scratch[PATH_MAX];
-	snprintf(scratch, sizeof scratch, "%s/moat-%s", tmp && *tmp ? tmp : "/tmp", sb.id);
-	/* 0710, of the sandbox's group: the sandbox's ids may pass through
-	 * (the kernel walks exec paths with its credentials) but not list,
-	 * and no other local user may reach in: the sandbox's /tmp and
-	 * /workspace below are 01777 and the sandbox's, and moat removes
-	 * them as root at the end. */
-	bool made = mkdir(scratch, 0710) == 0;
-	if (!made || (root && chown(scratch, (uid_t)-1, gid) < 0) || chmod(scratch, 0710) < 0) {
+	snprintf(r->scratch, sizeof r->scratch, "%s/moat-%s", tmp && *tmp ? tmp : "/tmp", r->sb.id);
+	bool made = mkdir(r->scratch, 0710) == 0;
+	if (!made || (r->rc->root && chown(r->scratch, (uid_t)-1, r->rc->gid) < 0) ||
+	    chmod(r->scratch, 0710) < 0) {
 		int e = errno;
 		if (made) /* never a directory of someone else's */
-			rmdir(scratch);
-		outputs_drop(&alog, &rep);
-		errno = e;
-		return die("cannot create the scratch directory %s", scratch, strerror(errno));
+			rmdir(r->scratch);
+		outputs_drop(&r->alog, &r->rep);
+		return die("cannot create the scratch directory %s", r->scratch, strerror(e));
 	}
-	char layer[PATH_MAX];
-	if (persist) {
-		/* Absolute, and refused before anything is made when its parent
-		 * is missing: a typo must not leave a directory behind. */
-		char parent[PATH_MAX];
-		snprintf(parent, sizeof parent, "%s", persist);
-		char *slash = strrchr(parent, '/');
-		if (slash)
-			*(slash == parent ? slash + 1 : slash) = '\0';
-		else
-			snprintf(parent, sizeof parent, ".");
-		if (!realpath(parent, layer)) {
-			rmdir(scratch);
-			outputs_drop(&alog, &rep);
-			return die("--persist %s: its parent directory does not exist", persist,
-				   "create it first");
-		}
-		const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
-		if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
-			rmdir(scratch);
-			outputs_drop(&alog, &rep);
-			return die("--persist %s: name a directory, not its parent", persist, NULL);
-		}
-		size_t ln = strlen(layer);
-		snprintf(layer + ln, sizeof layer - ln, "%s%s", layer[ln - 1] == '/' ? "" : "/", base);
+	return 0;
+}
+
+/* The --persist directory, absolute, and refused before anything is made
+ * when its parent is missing: a typo must not leave a directory behind. */
+static int run_persist(struct run *r)
+{
+	const char *persist = r->rc->persist;
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof parent, "%s", persist);
+	char *slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = '\0';
+	else
+		snprintf(parent, sizeof parent, ".");
+	if (!realpath(parent, r->layer)) {
+		rmdir(r->scratch);
+		outputs_drop(&r->alog, &r->rep);
+		return die("--persist %s: its parent directory does not exist", persist, "create it first");
 	}
-	if (disk_limit) {
-		/* Every writable layer lives in scratch: one tmpfs of that size,
-		 * seen only in this mount namespace (the host sees an empty
-		 * directory, and gets its memory back when moat exits, even
-		 * killed). */
-		char opts[64];
-		snprintf(opts, sizeof opts, "size=%llu,mode=0710,gid=%u", disk_limit, gid);
-		if (mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
-			int e = errno;
-			rmdir(scratch);
-			outputs_drop(&alog, &rep);
-			return die("--disk-limit: cannot mount its tmpfs: %s", strerror(e), NULL);
-		}
+	const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		rmdir(r->scratch);
+		outputs_drop(&r->alog, &r->rep);
+		return die("--persist %s: name a directory, not its parent", persist, NULL);
 	}
-	umask(0); /* the sandbox's own umask is applied by each handler */
-	char err[512];
-	/* What the sandbox can write, moat never parses for a stack. */
-	stack_walker_ids(uid, gid);
-	stack_distrust(scratch);
-	if (persist)
-		stack_distrust(layer);
-	for (int k = 0; k < nreq; k++) {
+	size_t ln = strlen(r->layer);
+	snprintf(r->layer + ln, sizeof r->layer - ln, "%s%s", r->layer[ln - 1] == '/' ? "" : "/", base);
+	return 0;
+}
+
+/* Every writable layer lives in scratch: under --disk-limit one tmpfs of
+ * that size, seen only in this mount namespace (the host sees an empty
+ * directory, and gets its memory back when moat exits, even killed). */
+static int run_disk(struct run *r)
+{
+	char opts[64];
+	snprintf(opts, sizeof opts, "size=%llu,mode=0710,gid=%u", r->rc->disk_limit, r->rc->gid);
+	if (mount("tmpfs", r->scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		int e = errno;
+		rmdir(r->scratch);
+		outputs_drop(&r->alog, &r->rep);
+		return die("--disk-limit: cannot mount its tmpfs: %s", strerror(e), NULL);
+	}
+	return 0;
+}
+
+/* What the sandbox can write, moat never parses for a stack. */
+static void run_distrust(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	stack_walker_ids(rc->uid, rc->gid);
+	stack_distrust(r->scratch);
+	if (rc->persist)
+		stack_distrust(r->layer);
+	for (int k = 0; k < rc->nmount; k++) {
 		char real[PATH_MAX];
-		if (req[k].kind == MNT_BIND && !req[k].ro && realpath(req[k].src, real))
+		if (rc->mount[k].kind == MNT_BIND && !rc->mount[k].ro && realpath(rc->mount[k].src, real))
 			stack_distrust(real);
 	}
-	int r = vfs_setup(&v, scratch, persist ? layer : NULL, uid, gid, req, nreq, err, sizeof err);
+}
+
+/* A program that failed with its writable layers full failed of the
+ * disk limit (it saw ENOSPC): DL. */
+static void run_disk_verdict(struct run *r)
+{
+	struct run_result *res = &r->sb.res;
+	struct statvfs fs;
+	if (r->rc->disk_limit && (!strcmp(res->status, "RE") || !strcmp(res->status, "SG")) &&
+	    statvfs(r->scratch, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < 65536) {
+		snprintf(res->status, sizeof res->status, "DL");
+		res->limit = "disk";
+		snprintf(res->message, sizeof res->message,
+			 "disk limit of %llu bytes reached (the program got ENOSPC)", r->rc->disk_limit);
+	}
+}
+
+/* The view, the starting directory in it, and the program's run: moat's
+ * exit code (the program's, or 125). */
+static int run_program(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	char err[512];
+	umask(0); /* the sandbox's own umask is applied by each handler */
+	run_distrust(r);
+	if (vfs_setup(&r->v, r->scratch, rc->persist ? r->layer : NULL, rc->uid, rc->gid, rc->mount,
+		      rc->nmount, err, sizeof err) < 0)
+		return die("%s", err, NULL);
+	struct vfs_path p;
+	creds_sandbox(&r->sb.creds);
+	int w = vfs_walk(&r->v, NULL, "/", rc->chdir, VW_FOLLOW, &p);
+	creds_self(&r->sb.creds);
+	if (w == 0)
+		warn_readonly_binds(&r->sb, &r->v, rc->mount, rc->nmount);
 	int code;
-	if (r < 0) {
-		code = die("%s", err, NULL);
+	if (w < 0 || !p.exists || !S_ISDIR(p.st.st_mode)) {
+		code = die("--chdir %s: no such directory in the sandbox", rc->chdir, NULL);
 	} else {
-		struct vfs_path p;
-		creds_sandbox(&sb.creds);
-		r = vfs_walk(&v, NULL, "/", chdir_to, VW_FOLLOW, &p);
-		creds_self(&sb.creds);
-		if (r == 0)
-			warn_readonly_binds(&sb, &v, req, nreq);
-		if (r < 0 || !p.exists || !S_ISDIR(p.st.st_mode)) {
-			code = die("--chdir %s: no such directory in the sandbox", chdir_to, NULL);
-		} else {
-			sb.opt.chdir = p.vpath[0] ? strdup(p.vpath) : chdir_to;
-			code = sandbox_run(&sb);
-			cgroup_cleanup(&sb.cg);
-			/* A program that failed with its writable layers full
-			 * failed of the disk limit (it saw ENOSPC): DL. */
-			struct statvfs fs;
-			if (disk_limit && (!strcmp(sb.res.status, "RE") || !strcmp(sb.res.status, "SG")) &&
-			    statvfs(scratch, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < 65536) {
-				snprintf(sb.res.status, sizeof sb.res.status, "DL");
-				sb.res.limit = "disk";
-				snprintf(sb.res.message, sizeof sb.res.message,
-					 "disk limit of %llu bytes reached (the program got ENOSPC)", disk_limit);
-			}
-		}
-		if (r == 0)
-			vfs_path_release(&p);
+		r->sb.opt.chdir = p.vpath[0] ? strdup(p.vpath) : rc->chdir;
+		code = sandbox_run(&r->sb);
+		cgroup_cleanup(&r->sb.cg);
+		run_disk_verdict(r);
 	}
+	if (w == 0)
+		vfs_path_release(&p);
+	return code;
+}
+
+/* The run's end: its files listed, the view and the worlds taken down,
+ * the summaries and the report written. */
+static void run_finish(struct run *r, int code)
+{
+	const struct run_config *rc = r->rc;
+	struct sandbox *sb = &r->sb;
 	/* The run's files, while the layers still exist. */
-	if ((report || json) && sb.res.t0_real.tv_sec)
-		report_collect_files(&report_files, &v, sb.res.t0_real);
-	vfs_teardown(&v);
-	if (sb.audit)
-		audit_summary(sb.audit, "net-summary", net_summary_fields, &net);
-	net_summary(&net, stderr);
+	if ((rc->report || rc->json) && sb->res.t0_real.tv_sec)
+		report_collect_files(&report_files, &r->v, sb->res.t0_real);
+	vfs_teardown(&r->v);
+	if (sb->audit)
+		audit_summary(sb->audit, "net-summary", net_summary_fields, &r->net);
+	net_summary(&r->net, stderr);
 	/* Last, so `--report -` ends stderr with the report's one line. */
-	if (report) {
-		if (!sb.res.status[0]) /* moat failed before the run */
-			snprintf(sb.res.status, sizeof sb.res.status, "XX");
-		struct report_args ra = { &sb, sb.init_status, code, MOAT_VERSION };
-		int rr = outfile_rewrite(&rep, report_print_to, &ra);
+	if (rc->report) {
+		if (!sb->res.status[0]) /* moat failed before the run */
+			snprintf(sb->res.status, sizeof sb->res.status, "XX");
+		struct report_args ra = { sb, sb->init_status, code, MOAT_VERSION };
+		int rr = outfile_rewrite(&r->rep, report_print_to, &ra);
 		if (rr < 0)
-			fprintf(stderr, "moat: --report %s: %s\n", report, strerror(-rr));
-		outfile_close(&rep, false);
+			fprintf(stderr, "moat: --report %s: %s\n", rc->report, strerror(-rr));
+		outfile_close(&r->rep, false);
 	}
-	if (json) {
-		if (!sb.res.status[0])
-			snprintf(sb.res.status, sizeof sb.res.status, "XX");
-		report_json(stdout, &sb, sb.init_status, code, MOAT_VERSION);
+	if (rc->json) {
+		if (!sb->res.status[0])
+			snprintf(sb->res.status, sizeof sb->res.status, "XX");
+		report_json(stdout, sb, sb->init_status, code, MOAT_VERSION);
 		fflush(stdout);
 	}
-	net_teardown(&net);
-	if (disk_limit) {
-		umount2(scratch, MNT_DETACH);
-		rmdir(scratch);
+	net_teardown(&r->net);
+	if (rc->disk_limit) {
+		umount2(r->scratch, MNT_DETACH);
+		rmdir(r->scratch);
 	}
-	audit_close(sb.audit);
-	outfile_close(&alog, false);
+	audit_close(sb->audit);
+	outfile_close(&r->alog, false);
+}
+
+/* Follow the plan: check the host, make the run's parts in order, run
+ * the program, take everything down.  moat's exit code. */
+static int run_plan_execute(const struct run_config *rc)
+{
+	static struct run run;
+	struct run *r = &run;
+	r->rc = rc;
+	r->sb.lim = rc->lim;
+	r->alog = r->rep = (struct outfile){ .fd = -1, .dirfd = -1 };
+	int code;
+	if ((code = run_fds(r)) || (code = run_host(r)))
+		return code;
+	run_net(r);
+	run_signals(r);
+	if ((code = run_cgroups(r)))
+		return code;
+	run_sandbox(r);
+	run_view(r);
+	if ((code = run_id(r)) || (code = run_outputs(r)) || (code = run_scratch(r)) ||
+	    (rc->persist && (code = run_persist(r))) || (rc->disk_limit && (code = run_disk(r))))
+		return code;
+	code = run_program(r);
+	run_finish(r, code);
 	return code;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static struct run_config rc;
+	/* An argument is at most 128 KiB (MAX_ARG_STRLEN): a message that
+	 * echoes one holds it whole. */
+	static char err[(128 << 10) + 512];
+	run_config_init(&rc);
+	if (options_parse_argv(&rc, argc, argv, err, sizeof err) < 0)
+		return die("%s", err, NULL);
+	return run_plan_execute(&rc);
 }
 
 int main(int argc, char **argv)
@@ -785,7 +586,7 @@ int main(int argc, char **argv)
 	 * the sandbox's with it).  The sandbox gets the default back. */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
-		usage(stderr);
+		options_usage(stderr);
 		return 125;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
@@ -793,12 +594,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+		options_usage(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run")) {
 		if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-			usage(stdout);
+			options_usage(stdout);
 			return 0;
 		}
 		return cmd_run(argc - 2, argv + 2);
