@@ -1,0 +1,2 @@
+# limits: every verdict with a real offender, moat choosing its enforcement (--cgroup auto).
+limits_pass auto
