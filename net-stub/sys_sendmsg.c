@@ -100,7 +100,8 @@ static int host_udp_peer(int s, int world, bool udp, const struct sockaddr_stora
 }
 
 /* Decide the destination of a send and pick the socket it goes out on:
- * 0 with *s (owned) set, or -1 with the verdict.  `ss` NULL: no address.
+ * 0 with *s (owned) set, or -1 with the verdict and *s released (-1).
+ * `ss` NULL: no address.
  * `data`: what is sent (a DNS question in it is named in the audit). */
 static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, socklen_t *len,
 		       const void *data, size_t dlen, struct sock_unix_target *t, int *s,
@@ -131,8 +132,11 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		goto fail;
 	bool udp = dd.udp, want_priv = dd.d == ND_PRIVATE;
 	int world = dd.world;
-	if (want_priv == (world == 1))
-		return host_udp_peer(*s, world, udp, ss, *len, v) < 0 ? -1 : 0;
+	if (want_priv == (world == 1)) {
+		if (host_udp_peer(*s, world, udp, ss, *len, v) < 0)
+			goto fail;
+		return 0;
+	}
 	if (!udp) {
 		/* A stream socket sends to its peer whatever the address says
 		 * (only MSG_FASTOPEN connects, which the kernel of the private
@@ -156,7 +160,8 @@ static int send_target(struct call *c, int fd, struct sockaddr_storage *ss, sock
 		*v = v_error(-r);
 		goto fail;
 	}
-	return host_udp_peer(*s, want_priv ? 1 : 0, udp, ss, *len, v) < 0 ? -1 : 0;
+	if (host_udp_peer(*s, want_priv ? 1 : 0, udp, ss, *len, v) == 0)
+		return 0;
 fail:
 	call_putfd(*s);
 	*s = -1;
