@@ -32,6 +32,16 @@ static void resume(pid_t pid, int sig)
 
 /* ---- fork / vfork / clone ---- */
 
+
+/* The syscall number as the kernel runs it and seccomp sees it: the low
+ * 32 bits of orig_rax (x86_64 treats rax as an int).  A number with its
+ * upper bits set is still execve or clone; compared whole, it would not
+ * be taken for one (tests/security/esc_exec_widenr). */
+static int syscall_nr(const struct user_regs_struct *regs)
+{
+	return (int)regs->orig_rax;
+}
+
 static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int event)
 {
 	/* The flags of a clone(2), whatever event reports it: the kernel
@@ -39,7 +49,7 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 	 * clone(CLONE_FS|SIGCHLD) arrives as a fork and must still share. */
 	unsigned long flags = 0;
 	struct user_regs_struct regs;
-	if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0 && regs.orig_rax == SYS_clone)
+	if (ptrace(PTRACE_GETREGS, parent->tid, 0, &regs) == 0 && syscall_nr(&regs) == SYS_clone)
 		flags = regs.rdi;
 	struct task *t = task_find(child);
 	bool held = t && t->held;
@@ -186,7 +196,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 		return;
 	t->exec.pending = false;
 	const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
-	struct verdict v = dispatch_stop(sb, t, (long)regs.orig_rax, args, regs.rip, regs.rsp);
+	struct verdict v = dispatch_stop(sb, t, syscall_nr(&regs), args, regs.rip, regs.rsp);
 	switch (v.kind) {
 	case V_CONTINUE:
 		return; /* a TRACE from the sandbox's own filter: ours allowed it */
