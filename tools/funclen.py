@@ -22,7 +22,10 @@ def functions(path):
                     and not lines[j].rstrip().endswith(";"):
                 sig.insert(0, lines[j])
                 j -= 1
-            text = " ".join(sig)
+            # the signature without the comment above it (a "(" there
+            # is no function name)
+            text = re.sub(r"/\*.*?\*/", " ", " ".join(sig))
+            text = re.sub(r"^.*?\*/", " ", text)
             m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", text)
             k = i + 1
             while k < len(lines) and not lines[k].startswith("}"):
