@@ -35,7 +35,8 @@
 #define TRACE(h)             .disp = SC_TRACE, .handler = (h)
 #define DENY(e)              .disp = SC_DENY, .err = (e)
 
-/* clang-format off: one line per syscall is the point */
+/* One line per syscall is the point. */
+/* clang-format off */
 const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_read] = { "read", { A_FD, A_BUF, A_SIZE }, SC_FILE, KERNEL },
 	[__NR_write] = { "write", { A_FD, A_BUF, A_SIZE }, SC_FILE, KERNEL },
