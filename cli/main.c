@@ -568,7 +568,7 @@ static int cmd_run(int argc, char **argv)
 	/* An argument is at most 128 KiB (MAX_ARG_STRLEN): a message that
 	 * echoes one holds it whole. */
 	static char err[(128 << 10) + 512];
-	run_config_init(&rc);
+	run_config_defaults(&rc); /* rc is static: already zero */
 	if (options_parse_argv(&rc, argc, argv, err, sizeof err) < 0)
 		return die("%s", err, NULL);
 	return run_plan_execute(&rc);

@@ -602,6 +602,11 @@ void options_usage(FILE *f)
 void run_config_init(struct run_config *rc)
 {
 	memset(rc, 0, sizeof *rc);
+	run_config_defaults(rc);
+}
+
+void run_config_defaults(struct run_config *rc)
+{
 	rc->chdir = "/workspace";
 	rc->hostname = "moat";
 	rc->root = geteuid() == 0;
