@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "audit/stack_internal.h"
@@ -97,7 +98,7 @@ bool stack_trusted(const char *path)
 }
 
 /* The stack pointer of a thread blocked in a syscall: /proc/TID/syscall
- * is "NR ARG1..ARG6 SP PC". */
+ * is "NR ARG1..ARG6 SP PC", or "running" (-EBUSY). */
 static int read_sp_pc(pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	char path[64], buf[512];
@@ -109,6 +110,8 @@ static int read_sp_pc(pid_t tid, uint64_t *sp, uint64_t *pc)
 	fclose(f);
 	if (!ok)
 		return -EIO;
+	if (strncmp(buf, "running", 7) == 0)
+		return -EBUSY;
 	unsigned long long v[9];
 	if (sscanf(buf, "%llu %llx %llx %llx %llx %llx %llx %llx %llx", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7], &v[8]) != 9)
@@ -127,10 +130,15 @@ int stack_capture(pid_t pid, pid_t tid, uint64_t ip, char frames[][STACK_FRAME_L
 	return stack_capture_sp(pid, tid, ip, sp, frames, max);
 }
 
-int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], int max)
+int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], int max,
+			  unsigned wait_us)
 {
 	uint64_t sp, pc;
-	if (read_sp_pc(tid, &sp, &pc) < 0)
+	int r;
+	for (unsigned waited = 0; (r = read_sp_pc(tid, &sp, &pc)) == -EBUSY && waited < wait_us;
+	     waited += 100)
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+	if (r < 0)
 		return 0;
 	return stack_capture_sp(pid, tid, pc, sp, frames, max);
 }

@@ -27,8 +27,11 @@ bool stack_walker_reaped(pid_t pid);
  * written (0 when the thread cannot be read: gone, or not in a call). */
 int stack_capture(pid_t pid, pid_t tid, uint64_t ip, char frames[][STACK_FRAME_LEN], int max);
 /* The same for a thread blocked in any syscall (one the kernel runs:
- * poll, recv): its pc and sp from /proc/TID/syscall.  0 when it runs. */
-int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], int max);
+ * poll, recv): its pc and sp from /proc/TID/syscall.  A thread still
+ * running is waited for in 0.1 ms steps, wait_us at most; 0 when it still
+ * runs then. */
+int stack_capture_blocked(pid_t pid, pid_t tid, char frames[][STACK_FRAME_LEN], int max,
+			  unsigned wait_us);
 /* The same from a ptrace stop, whose stack pointer the caller has. */
 int stack_capture_sp(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, char frames[][STACK_FRAME_LEN],
 		     int max);

@@ -10,12 +10,10 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/stack.h"
@@ -164,32 +162,6 @@ static bool dns_may_record(struct net *n)
 	return true;
 }
 
-/* The stack of an asker waiting for its answer.  The question can arrive
- * before the asker reaches its poll() (a busy machine preempts it between
- * the send and the wait; /proc/TID/syscall then says "running"): moat
- * waits for it in 0.1 ms steps, 2 ms at most.  Bounded, and only for a
- * question that gets a record (dns_may_record: 200, then 50 a second), so
- * a program asking in a loop slows only its own sandbox, by 10% at most
- * (docs/security.md, class 2). */
-static bool running(pid_t tid)
-{
-	char path[64], buf[8] = "";
-	snprintf(path, sizeof path, "/proc/%d/syscall", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t r = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	return r >= 7 && strncmp(buf, "running", 7) == 0;
-}
-
-static int blocked_stack(pid_t pid, pid_t tid, char (*stack)[STACK_FRAME_LEN])
-{
-	for (int tries = 0; tries < 20 && running(tid); tries++)
-		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
-	return stack_capture_blocked(pid, tid, stack, STACK_MAX);
-}
-
 void net_dns_serve(struct net *n, struct audit *audit)
 {
 	/* All waiting questions first, then the stacks of their askers, then
@@ -229,8 +201,13 @@ void net_dns_serve(struct net *n, struct audit *audit)
 				memcpy(in[nin].stack, in[same].stack, sizeof in[nin].stack);
 				in[nin].nstack = in[same].nstack;
 			} else {
-				in[nin].nstack = blocked_stack(in[nin].pid, in[nin].tid,
-							       in[nin].stack);
+				/* The question can arrive before the asker is
+				 * in its poll() (preempted between the send and
+				 * the wait): 2 ms at most are waited for it, only
+				 * for a question that gets a record (200, then 50
+				 * a second: docs/security.md, class 2). */
+				in[nin].nstack = stack_capture_blocked(in[nin].pid, in[nin].tid,
+								       in[nin].stack, STACK_MAX, 2000);
 			}
 		}
 		nin++;
