@@ -276,6 +276,7 @@ static void run_sandbox(struct run *r)
 	r->prog.filter = (struct sock_filter *)(netns ? sc_filter_blob : sc_filter_blob_inet);
 	sb->opt.filter = &r->prog;
 	sb->creds = (struct creds){ .as_root = rc->root, .uid = rc->uid, .gid = rc->gid };
+	machine_init(&sb->machine, rc->hostname);
 	sb->vfs = &r->v;
 }
 
@@ -290,7 +291,7 @@ static void run_view(struct run *r)
 	for (int k = 0; k < rc->netc; k++)
 		v->etc_allow[v->netc_allow++] = rc->etc[k];
 	v->mem_used = mem_used_hook;
-	snprintf(v->hostname, sizeof v->hostname, "%s", rc->hostname);
+	v->machine = &r->sb.machine;
 	for (int k = 0, off = 0; k < r->net.npin; k++) {
 		char a[INET6_ADDRSTRLEN];
 		inet_ntop(r->net.pin[k].family, r->net.pin[k].addr, a, sizeof a);

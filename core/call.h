@@ -25,6 +25,7 @@ struct task;
 struct vfs;
 struct net;
 struct creds;
+struct machine;
 struct exec_plan;
 
 enum verdict_kind {
@@ -75,6 +76,7 @@ struct call {
 	struct vfs *vfs;
 	struct net *net;
 	const struct creds *creds;
+	const struct machine *machine;
 	int nr;
 	uint64_t arg[6];
 	uint64_t ip;

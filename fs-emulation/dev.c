@@ -87,7 +87,7 @@ int dev_open_pts(struct vfs *v, int n, int flags)
 {
 	struct find f = { n, flags & (O_ACCMODE | O_NOCTTY | O_NONBLOCK), -ENOENT };
 	proc_foreach(find_in, &f);
-	/* The terminal moat was given (v->tty_pts) is listed, so ttyname()
+	/* The terminal moat was given (machine.tty_pts, vfs_setup) is listed, so ttyname()
 	 * works on the fds the sandbox holds, but never opened again by name:
 	 * a new open file description of it is more than what was passed. */
 	(void)v;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/machine.h"
 #include "fs-emulation/vfs.h"
 
 const char *const etc_files[] = {
@@ -20,10 +21,6 @@ const char *const etc_files[] = {
 	"machine-id", NULL,
 };
 
-const char *etc_hostname(const struct vfs *v)
-{
-	return v && v->hostname[0] ? v->hostname : "moat";
-}
 
 /* An append-only writer into the caller's buffer: the first overflow
  * sticks, so a generator can print freely and check once. */
@@ -88,7 +85,7 @@ static void gen_hosts(const struct vfs *v, struct out *o)
 	       "::1\tlocalhost ip6-localhost ip6-loopback\n"
 	       "ff02::1\tip6-allnodes\n"
 	       "ff02::2\tip6-allrouters\n",
-	    etc_hostname(v));
+	    machine_hostname(v->machine));
 	if (v->etc_hosts_pins && v->etc_hosts_pins[0])
 		put(o, "# Resolved by moat at start for --allow-net (pinned for the run):\n%s",
 		    v->etc_hosts_pins);
@@ -180,7 +177,7 @@ int etc_generate(const struct vfs *v, const char *name, char *buf, size_t len)
 	else if (strcmp(name, "group") == 0)
 		gen_group(v, &o);
 	else if (strcmp(name, "hostname") == 0)
-		put(&o, "%s\n", etc_hostname(v));
+		put(&o, "%s\n", machine_hostname(v->machine));
 	else if (strcmp(name, "hosts") == 0)
 		gen_hosts(v, &o);
 	else if (strcmp(name, "resolv.conf") == 0)

@@ -10,8 +10,6 @@
 
 struct vfs;
 
-/* The sandbox's host name: v->hostname, or "moat" when none was set. */
-const char *etc_hostname(const struct vfs *v);
 
 /* The names etc_generate() makes ("passwd", "group", "hostname", "hosts",
  * "resolv.conf", "nsswitch.conf", "pip.conf"), NULL-terminated.  A name

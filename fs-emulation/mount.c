@@ -15,6 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/machine.h"
+
 static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 		     const char *host, char *err, size_t errlen)
 {
@@ -191,29 +193,14 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 	snprintf(p, sizeof p, "%s/pts", dir);
 	if (mkdir(p, 0755) < 0 || (chown(p, v->uid, v->gid) < 0 && geteuid() == 0))
 		return -errno;
-	/* The terminal moat runs in, when the sandbox inherits it. */
-	v->tty_pts = -1;
-	v->tty_unheld = false;
-	for (int fd = 0; fd < 3; fd++) {
-		pid_t sid;
-		if (isatty(fd) && ioctl(fd, TIOCGSID, &sid) < 0)
-			v->tty_unheld = true;
-	}
-	for (int fd = 0; fd < 3 && v->tty_pts < 0; fd++) {
-		char link[64], host[64];
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		ssize_t l = readlink(link, host, sizeof host - 1);
-		if (l > 9 && isatty(fd)) {
-			host[l] = '\0';
-			if (strncmp(host, "/dev/pts/", 9) == 0 && strspn(host + 9, "0123456789") == strlen(host + 9)) {
-				v->tty_pts = atoi(host + 9);
-				char ph[PATH_MAX + 16];
-				snprintf(ph, sizeof ph, "%s/%s", p, host + 9);
-				int f = open(ph, O_CREAT | O_WRONLY | O_CLOEXEC, 0620);
-				if (f >= 0)
-					close(f);
-			}
-		}
+	/* The terminal moat runs in, when the sandbox inherits it: listed,
+	 * so ttyname() works on the fds the sandbox holds. */
+	if (v->machine && v->machine->tty_pts >= 0) {
+		char ph[PATH_MAX + 16];
+		snprintf(ph, sizeof ph, "%s/%d", p, v->machine->tty_pts);
+		int f = open(ph, O_CREAT | O_WRONLY | O_CLOEXEC, 0620);
+		if (f >= 0)
+			close(f);
 	}
 	snprintf(p, sizeof p, "%s/shm", dir);
 	return mkdir(p, 01777) < 0 ? -errno : 0;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/machine.h"
 #include "core/hurry.h"
 #include "core/task.h"
 #include "fs-emulation/etc.h"
@@ -426,7 +427,7 @@ int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE 
 	char val[128];
 	if (strcmp(sub, "sys/kernel") == 0) {
 		if (strcmp(name, "hostname") == 0)
-			fprintf(out, "%s\n", etc_hostname(v));
+			fprintf(out, "%s\n", machine_hostname(v->machine));
 		else if (strcmp(name, "domainname") == 0)
 			fputs("(none)\n", out);
 		else if (strcmp(name, "osrelease") == 0)

@@ -85,13 +85,8 @@ struct vfs {
 	int netc_allow;
 	uint64_t (*mem_used)(void *ctx);
 	void *mem_ctx;
-	bool tty_unheld;             /* fds 0-2 hold a terminal that is not
-				      * moat's controlling terminal: it may be
-				      * nobody's, and then a TIOCSCTTY could
-				      * take it (see sys_ioctl) */
-	int tty_pts;                 /* moat's own terminal, a pty the sandbox
-				      * inherited on fds 0-2: its number, or -1 */
-	char hostname[65];           /* --hostname; "" means "moat" (etc_hostname) */
+	/* The host name and terminal the sandbox is shown (core/machine.h). */
+	const struct machine *machine;
 	/* The network as /etc describes it (set by cli from net-stub). */
 	const char *etc_hosts_pins;  /* "ADDR\tNAME\n" lines: names moat resolved, or NULL */
 	bool etc_dns_stub;           /* a stub resolver answers at 127.0.0.53 */

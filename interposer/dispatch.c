@@ -140,6 +140,7 @@ static void call_fill(struct call *c, struct sandbox *sb, pid_t tid, long nr, co
 	c->vfs = sb->vfs;
 	c->net = sb->net;
 	c->creds = &sb->creds;
+	c->machine = &sb->machine;
 	c->nr = (int)nr;
 	memcpy(c->arg, args, sizeof c->arg);
 	c->ip = ip;

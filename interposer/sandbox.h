@@ -11,6 +11,7 @@
 #include <linux/filter.h>
 
 #include "core/creds.h"
+#include "core/machine.h"
 #include "interposer/cgroup.h"
 #include "interposer/limits.h"
 #include "interposer/output.h"
@@ -40,6 +41,7 @@ struct sandbox {
 	bool init_done;
 	int exec_err_fd;          /* read end: errno of a failed first exec */
 	struct creds creds;       /* the sandbox's ids; whether moat switches */
+	struct machine machine;   /* its host name and moat's terminal */
 	char id[17];              /* random id: abstract socket namespace */
 	uint64_t supervised[SC_NCLASS];
 	uint64_t denied[SC_NCLASS];

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/machine.h"
 #include "core/task.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
@@ -192,14 +193,14 @@ struct verdict sys_ioctl(struct call *c)
 {
 	unsigned cmd = (unsigned)c->arg[1];
 	snprintf(c->detail, sizeof c->detail, "request=%#x", cmd);
-	if (cmd == TIOCSCTTY && !c->vfs->tty_unheld) {
+	if (cmd == TIOCSCTTY && !c->machine->tty_unheld) {
 		/* A pty of the sandbox's own may become its controlling
 		 * terminal (script, pty.fork).  The check below reads the fd
 		 * table, which another thread may change before the kernel
 		 * runs the call: it is safe only because every terminal moat
 		 * passed on is moat's own controlling terminal, which the
 		 * kernel refuses to a process of another session anyway.
-		 * When moat holds a terminal that is not (tty_unheld: a pty
+		 * When moat holds a terminal that is not (machine.tty_unheld: a pty
 		 * an agent opened and gave moat), a racing dup2 could make it
 		 * the sandbox's: then TIOCSCTTY is refused outright. */
 		char link[64], host[64];
@@ -207,7 +208,7 @@ struct verdict sys_ioctl(struct call *c)
 		ssize_t l = readlink(link, host, sizeof host - 1);
 		if (l > 9) {
 			host[l] = '\0';
-			if (strncmp(host, "/dev/pts/", 9) == 0 && atoi(host + 9) != c->vfs->tty_pts &&
+			if (strncmp(host, "/dev/pts/", 9) == 0 && atoi(host + 9) != c->machine->tty_pts &&
 			    strspn(host + 9, "0123456789") == strlen(host + 9))
 				return v_continue();
 		}

@@ -10,9 +10,8 @@
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
-#include "fs-emulation/etc.h"
+#include "core/machine.h"
 #include "fs-emulation/vfs.h"
-#include "interposer/sandbox.h"
 #include "syscall-table/handlers.h"
 
 struct verdict sys_uname(struct call *c)
@@ -24,7 +23,7 @@ struct verdict sys_uname(struct call *c)
 	 * name after our terminator would go out with the struct. */
 	memset(u.nodename, 0, sizeof u.nodename);
 	memset(u.domainname, 0, sizeof u.domainname);
-	snprintf(u.nodename, sizeof u.nodename, "%s", etc_hostname(c->vfs));
+	snprintf(u.nodename, sizeof u.nodename, "%s", machine_hostname(c->machine));
 	snprintf(u.domainname, sizeof u.domainname, "(none)");
 	return call_write(c, c->arg[0], &u, sizeof u) < 0 ? v_error(EFAULT) : v_value(0);
 }

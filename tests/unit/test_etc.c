@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/machine.h"
 #include "fs-emulation/etc.h"
 #include "fs-emulation/vfs.h"
 
-static struct vfs v; /* large: static; only uid, gid and hostname are used */
+static struct vfs v; /* large: static; only uid, gid and the machine are used */
+static struct machine m;
 static char buf[8192];
 
 static const char *gen(const char *name)
@@ -27,7 +29,8 @@ static void view(uid_t uid, gid_t gid, const char *hostname)
 {
 	v.uid = uid;
 	v.gid = gid;
-	snprintf(v.hostname, sizeof v.hostname, "%s", hostname);
+	machine_init(&m, hostname);
+	v.machine = &m;
 }
 
 /* The passwd entries of the generated file, in order; returns the count. */
@@ -135,13 +138,13 @@ START_TEST(test_hostname_and_hosts)
 	ck_assert_str_eq(gen("hostname"), "moat\n");
 	ck_assert_ptr_nonnull(strstr(gen("hosts"), "\n127.0.1.1\tmoat\n"));
 	view(65534, 65534, "build-7.example");
-	ck_assert_str_eq(etc_hostname(&v), "build-7.example");
+	ck_assert_str_eq(machine_hostname(v.machine), "build-7.example");
 	ck_assert_str_eq(gen("hostname"), "build-7.example\n");
 	const char *h = gen("hosts");
 	ck_assert_msg(strncmp(h, "127.0.0.1\tlocalhost\n", 20) == 0, "%s", h);
 	ck_assert_ptr_nonnull(strstr(h, "\n127.0.1.1\tbuild-7.example\n"));
 	ck_assert_ptr_nonnull(strstr(h, "\n::1\tlocalhost"));
-	ck_assert_str_eq(etc_hostname(NULL), "moat");
+	ck_assert_str_eq(machine_hostname(NULL), "moat");
 }
 END_TEST
 
