@@ -57,7 +57,7 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	case VN_PROC:
 		if (!p->exists)
 			return (flags & O_CREAT) ? -EACCES : -ENOENT;
-		return proc_open(v, t, p, flags);
+		return procfs_open(v, t, p, flags);
 	case VN_HELD: {
 		/* Reopen through the magic link: a new open file description
 		 * of the removed directory, permission checked for `flags`. */

@@ -185,7 +185,7 @@ static void cwd_link(struct vfs *v, struct proc *p, char *link, size_t len)
 	snprintf(link, len, "%s%s", fs->cwd, r == -ENOENT || fs->gone ? " (deleted)" : "");
 }
 
-int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
+int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
 		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid)
 {
 	struct procfs_dir d;
@@ -292,7 +292,7 @@ static int sealed_memfd(const char *buf, size_t n)
 
 static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_dir *d);
 
-int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
+int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 {
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
 		return -EACCES;

@@ -1,7 +1,7 @@
 /* Internals of the synthetic /proc, shared by its walk and serving
  * (proc.c) and its generators, the contents of its files (procfs_gen.c).
  * Not for use outside fs-emulation/.  vfs.h declares what the rest of
- * moat calls: proc_walk_step and proc_open (proc.c), proc_sysinfo
+ * moat calls: procfs_walk_step and procfs_open (proc.c), procfs_sysinfo
  * (procfs_gen.c). */
 #ifndef MOAT_PROCFS_H
 #define MOAT_PROCFS_H

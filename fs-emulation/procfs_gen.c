@@ -336,7 +336,7 @@ static int gen_stat(FILE *out)
 	return 0;
 }
 
-int proc_sysinfo(struct sysinfo *si)
+int procfs_sysinfo(struct sysinfo *si)
 {
 	if (sysinfo(si) < 0)
 		return -errno;

@@ -334,7 +334,7 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 		struct stat st;
 		int mfd;
 		pid_t mpid;
-		r = proc_walk_step(c->vfs, c->task, dir, name, &st, link, sizeof link, &mfd, &mpid);
+		r = procfs_walk_step(c->vfs, c->task, dir, name, &st, link, sizeof link, &mfd, &mpid);
 		n = r < 0 ? r : (ssize_t)strlen(link);
 	}
 	if (n < 0) {

@@ -273,13 +273,13 @@ bool dev_pty_room(struct vfs *v);
 bool dev_is_ptmx(int fd);
 
 /* Synthetic /proc (proc.c). */
-int proc_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
+int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
 		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid);
-int proc_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
+int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
 /* sysinfo(2) as the sandbox sees it: the sandbox's uptime and task count,
  * the host's memory and load (as its /proc shows them).  0 or -errno. */
 struct sysinfo;
-int proc_sysinfo(struct sysinfo *si);
+int procfs_sysinfo(struct sysinfo *si);
 /* Text of /proc/mounts for the virtual mount table. */
 int vfs_mounts_text(struct vfs *v, char *buf, size_t len);
 

@@ -621,7 +621,7 @@ static int walk_mount_root(struct walk *w, struct vfs_mount *m)
 
 /* out names `vpath` of the synthetic /proc (mount m); the caller says
  * whether it exists and what it is. */
-static void proc_node(struct vfs_path *out, struct vfs_mount *m, const char *vpath)
+static void procfs_node(struct vfs_path *out, struct vfs_mount *m, const char *vpath)
 {
 	if (vpath != out->vpath)
 		snprintf(out->vpath, sizeof out->vpath, "%s", vpath);
@@ -633,7 +633,7 @@ static void proc_node(struct vfs_path *out, struct vfs_mount *m, const char *vpa
 
 /* /proc/<pid> at the top of /proc, which proc.c does not know: a pid
  * outside the sandbox, a look outside the view (audited). */
-static bool proc_foreign_pid(const char *dir, const char *comp)
+static bool procfs_foreign_pid(const char *dir, const char *comp)
 {
 	return strspn(comp, "0123456789") == strlen(comp) && strcmp(dir, ".") == 0;
 }
@@ -650,11 +650,11 @@ static int walk_proc(struct walk *w, struct vfs_mount *m)
 	struct stat st;
 	int mfd = -1;
 	pid_t mpid = 0;
-	int r = proc_walk_step(w->v, w->t, dir, w->comp, &st, w->link, sizeof w->link, &mfd, &mpid);
-	if (r == -ENOENT && proc_foreign_pid(dir, w->comp))
+	int r = procfs_walk_step(w->v, w->t, dir, w->comp, &st, w->link, sizeof w->link, &mfd, &mpid);
+	if (r == -ENOENT && procfs_foreign_pid(dir, w->comp))
 		out->outside = true;
 	if (r == -ENOENT && w->last) {
-		proc_node(out, m, w->next);
+		procfs_node(out, m, w->next);
 		out->exists = false;
 		return STEP_DONE;
 	}
@@ -682,7 +682,7 @@ static int walk_proc(struct walk *w, struct vfs_mount *m)
 	snprintf(w->cur, sizeof w->cur, "%s", w->next);
 	if (!w->last)
 		return STEP_NEXT;
-	proc_node(out, m, w->cur);
+	procfs_node(out, m, w->cur);
 	out->st = st;
 	out->exists = true;
 	return STEP_DONE;
@@ -818,7 +818,7 @@ static int walk_end_dir(struct walk *w)
 		return STEP_DONE;
 	}
 	if (m->kind == MNT_PROC) {
-		proc_node(out, m, out->vpath);
+		procfs_node(out, m, out->vpath);
 		out->exists = true;
 		out->st.st_mode = S_IFDIR | 0555;
 		return STEP_DONE;

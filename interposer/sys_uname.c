@@ -31,7 +31,7 @@ struct verdict sys_uname(struct call *c)
 struct verdict sys_sysinfo(struct call *c)
 {
 	struct sysinfo si;
-	int r = proc_sysinfo(&si);
+	int r = procfs_sysinfo(&si);
 	if (r < 0)
 		return v_error(-r);
 	return call_write(c, c->arg[0], &si, sizeof si) < 0 ? v_error(EFAULT) : v_value(0);
