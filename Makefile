@@ -22,7 +22,8 @@ PROBE_BIN := $(PROBE_SRC:%.c=$(BUILD)/%)
 
 DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 	libxxhash-dev check python3 python3-pandas python3-matplotlib git tar \
-	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash
+	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash \
+	clang-format
 
 .PHONY: all probes deps check test lint unit integration security compat asan bench clean format
 all: $(MOAT_OUT) probes
@@ -85,6 +86,8 @@ test:
 lint:
 	@python3 tools/include-rule.py
 	@python3 tools/funclen.py --allow tools/funclen-allow.txt core $(filter-out core,$(MODULES)) cli
+	@clang-format --dry-run --Werror $(FORMAT_SRC) || { echo "lint: the C is not as .clang-format lays it out: run make format"; exit 1; }
+	@echo "format: $(words $(FORMAT_SRC)) files as .clang-format lays them out"
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; CK_FORK=yes $$t; done
@@ -120,8 +123,9 @@ bench: $(MOAT_OUT) probes
 		(apt-get install -y -qq runsc >/dev/null 2>&1 || echo "bench: runsc not installed; no gVisor column")
 	bench/run.sh
 
+FORMAT_SRC := $(LIB_SRC) cli/main.c $(wildcard */*.h) $(UNIT_SRC)
 format:
-	clang-format -i $(LIB_SRC) cli/main.c $(wildcard */*.h) $(UNIT_SRC)
+	clang-format -i $(FORMAT_SRC)
 
 clean:
 	rm -rf build build-asan moat

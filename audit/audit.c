@@ -20,13 +20,13 @@ struct audit {
 	int fd;
 	enum audit_level level;
 	struct audit_caps caps;
-	double tokens;               /* the rate limit's bucket */
-	struct timespec last;        /* when it was last filled */
-	uint64_t bytes, records;     /* written in this run */
-	uint64_t dropped;            /* records not written, in all */
-	uint64_t unsaid;             /* dropped since the last audit-dropped record */
-	struct timespec said;        /* when that record was written */
-	bool full;                   /* the size cap was reached */
+	double tokens;           /* the rate limit's bucket */
+	struct timespec last;    /* when it was last filled */
+	uint64_t bytes, records; /* written in this run */
+	uint64_t dropped;        /* records not written, in all */
+	uint64_t unsaid;         /* dropped since the last audit-dropped record */
+	struct timespec said;    /* when that record was written */
+	bool full;               /* the size cap was reached */
 };
 
 struct audit *audit_open(int fd, enum audit_level level, const struct audit_caps *caps)
@@ -117,8 +117,9 @@ static void say_dropped(struct audit *a, bool last)
 		return;
 	uint64_t n = a->unsaid;
 	head(f, 0, 0);
-	fprintf(f, ",\"exe\":\"\",\"syscall\":\"audit-dropped\",\"dropped\":%llu,\"result\":0,"
-		   "\"decision\":\"summary\",\"rule\":\"%s\"}\n",
+	fprintf(f,
+		",\"exe\":\"\",\"syscall\":\"audit-dropped\",\"dropped\":%llu,\"result\":0,"
+		"\"decision\":\"summary\",\"rule\":\"%s\"}\n",
 		(unsigned long long)n, a->full ? "audit.size-cap" : "audit.rate-limit");
 	a->unsaid = 0;
 	rec_end(a, f, &buf, &len, last || a->full);
@@ -137,7 +138,8 @@ static bool admit(struct audit *a)
 	if (a->caps.rate > 0) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		double dt = (double)(now.tv_sec - a->last.tv_sec) + (double)(now.tv_nsec - a->last.tv_nsec) / 1e9;
+		double dt = (double)(now.tv_sec - a->last.tv_sec) +
+			    (double)(now.tv_nsec - a->last.tv_nsec) / 1e9;
 		a->last = now;
 		a->tokens += dt * a->caps.rate;
 		if (a->tokens > a->caps.burst)
@@ -170,8 +172,8 @@ static void head(FILE *f, pid_t tid, pid_t tgid)
 	gmtime_r(&ts.tv_sec, &tm);
 	char when[40];
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(f, "{\"time\":\"%s.%06ldZ\",\"pid\":%d,\"tid\":%d", when, ts.tv_nsec / 1000,
-		tgid, tid);
+	fprintf(f, "{\"time\":\"%s.%06ldZ\",\"pid\":%d,\"tid\":%d", when, ts.tv_nsec / 1000, tgid,
+		tid);
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof path, "/proc/%d/comm", tid);
 	FILE *cf = fopen(path, "re");
@@ -249,7 +251,8 @@ static void args_fields(FILE *f, const struct call *c)
 
 bool audit_admit(struct audit *a, const struct verdict *v)
 {
-	if (!a || !(v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS))
+	if (!a ||
+	    !(v->kind == V_DENY || v->kind == V_KILL || v->record || a->level != AUDIT_DENIALS))
 		return false;
 	return admit(a);
 }
@@ -283,7 +286,7 @@ void audit_call(struct audit *a, const struct call *c, const struct verdict *v, 
 	if (c->detail[0])
 		json_field(f, "detail", c->detail);
 	net_fields(f, &c->dest);
-	stack_field(f, (char (*)[160])c->stack, c->nstack);
+	stack_field(f, (char(*)[160])c->stack, c->nstack);
 	fprintf(f, ",\"result\":%lld", (long long)result);
 	if (result < 0) {
 		const char *en = sc_errno_name((int)-result);

@@ -21,8 +21,8 @@ struct audit;
 /* How much of the log one run may write (docs/audit.md "Size and rate"):
  * a sandbox in a denial loop must not fill the host's disk. */
 struct audit_caps {
-	uint64_t max_bytes;   /* the run's records together; 0: no cap */
-	double rate;          /* records a second, after a burst; 0: no limit */
+	uint64_t max_bytes; /* the run's records together; 0: no cap */
+	double rate;        /* records a second, after a burst; 0: no limit */
 	double burst;
 };
 #define AUDIT_MAX_BYTES_DEFAULT (64ULL << 20)

@@ -105,7 +105,8 @@ void json_field(FILE *f, const char *key, const char *s)
 
 void json_base64(FILE *f, const void *s, size_t n)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *p = s;
 	fputc('"', f);
 	for (size_t i = 0; i < n; i += 3) {

@@ -46,7 +46,8 @@ int outfile_open(struct outfile *o, const char *path, bool append, mode_t mode, 
 	if (std >= 0) {
 		int fl = fcntl(std, F_GETFL);
 		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-			return fail(err, errlen, path, "not an fd open for writing in moat's caller");
+			return fail(err, errlen, path,
+				    "not an fd open for writing in moat's caller");
 		o->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
 		return o->fd < 0 ? fail(err, errlen, path, strerror(errno)) : 0;
 	}
@@ -71,14 +72,17 @@ int outfile_open(struct outfile *o, const char *path, bool append, mode_t mode, 
 	if (o->dirfd < 0) {
 		char what[PATH_MAX + 200];
 		if (errno == ELOOP)
-			snprintf(what, sizeof what,
-				 "a symbolic link in the way to %s: moat follows none for its own output "
-				 "(name the directory without links: realpath %s)", dir, dir);
+			snprintf(
+				what, sizeof what,
+				"a symbolic link in the way to %s: moat follows none for its own output "
+				"(name the directory without links: realpath %s)",
+				dir, dir);
 		else
 			snprintf(what, sizeof what, "its directory %s: %s", dir, strerror(errno));
 		return fail(err, errlen, path, what);
 	}
-	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0);
+	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		    (append ? O_APPEND : 0);
 	int fd = -1;
 	for (int tries = 0; fd < 0 && tries < 3; tries++) {
 		fd = openat(o->dirfd, name, flags);
@@ -94,12 +98,14 @@ int outfile_open(struct outfile *o, const char *path, bool append, mode_t mode, 
 		int e = errno;
 		outfile_close(o, false);
 		if (e == ELOOP)
-			return fail(err, errlen, path,
-				    "a symbolic link: moat never follows one for its own output (a link "
-				    "in a directory a sandbox could write may be a sandbox's); remove it "
-				    "or name the file itself");
+			return fail(
+				err, errlen, path,
+				"a symbolic link: moat never follows one for its own output (a link "
+				"in a directory a sandbox could write may be a sandbox's); remove it "
+				"or name the file itself");
 		if (e == ENXIO)
-			return fail(err, errlen, path, "a FIFO no one reads: start its reader first");
+			return fail(err, errlen, path,
+				    "a FIFO no one reads: start its reader first");
 		return fail(err, errlen, path, strerror(e));
 	}
 	o->fd = fd;
@@ -113,9 +119,10 @@ int outfile_open(struct outfile *o, const char *path, bool append, mode_t mode, 
 		 * of the host's: writing would change that file. */
 		if (st.st_nlink != 1) {
 			outfile_close(o, false);
-			return fail(err, errlen, path,
-				    "a file with other hard links: moat writes only a file that has no "
-				    "other name; remove it first");
+			return fail(
+				err, errlen, path,
+				"a file with other hard links: moat writes only a file that has no "
+				"other name; remove it first");
 		}
 		o->regular = true;
 		o->dev = st.st_dev;
@@ -199,8 +206,8 @@ int outfile_rewrite(struct outfile *o, void (*write_fn)(FILE *f, void *arg), voi
 	if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
 		return -EIO;
 	char tmp[NAME_MAX + 1];
-	snprintf(tmp, sizeof tmp, ".moat-out-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5]);
+	snprintf(tmp, sizeof tmp, ".moat-out-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		 rnd[3], rnd[4], rnd[5]);
 	int fd = openat(o->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -216,8 +223,8 @@ void outfile_close(struct outfile *o, bool discard)
 {
 	if (discard && o->created && o->regular && o->dirfd >= 0) {
 		struct stat st;
-		if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == o->dev &&
-		    st.st_ino == o->ino)
+		if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_dev == o->dev && st.st_ino == o->ino)
 			unlinkat(o->dirfd, o->name, 0);
 	}
 	if (o->fd >= 0)

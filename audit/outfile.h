@@ -23,14 +23,14 @@
 #include <sys/types.h>
 
 struct outfile {
-	const char *path;   /* as given, for messages */
-	int fd;             /* -1: not open */
-	int dirfd;          /* regular files: the directory it was opened in */
+	const char *path; /* as given, for messages */
+	int fd;           /* -1: not open */
+	int dirfd;        /* regular files: the directory it was opened in */
 	char name[NAME_MAX + 1];
 	dev_t dev;
 	ino_t ino;
 	bool regular;
-	bool created;       /* made by outfile_open: removed if moat fails before the run */
+	bool created; /* made by outfile_open: removed if moat fails before the run */
 };
 
 /* Open `path` for output (append: O_APPEND, for the audit log; mode for

@@ -38,8 +38,8 @@ void stack_maps_read(struct stack_maps *m, pid_t pid)
 	while (f && m->nmap < STACK_MAX_MAPS && fgets(line, sizeof line, f)) {
 		unsigned long long lo, hi, off;
 		int name = 0;
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &name) < 3 || !name ||
-		    line[name] != '/')
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &name) < 3 ||
+		    !name || line[name] != '/')
 			continue;
 		line[name + strcspn(line + name, "\n")] = '\0';
 		char *p = strdup(line + name);
@@ -80,8 +80,8 @@ void stack_distrust(const char *dir)
 
 bool stack_trusted(const char *path)
 {
-	static const char *const sys[] = { "/usr/", "/lib/", "/lib64/", "/lib32/", "/libx32/",
-					   "/bin/", "/sbin/" };
+	static const char *const sys[] = { "/usr/",    "/lib/", "/lib64/", "/lib32/",
+					   "/libx32/", "/bin/", "/sbin/" };
 	bool under = false;
 	for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
 		if (strncmp(path, sys[i], strlen(sys[i])) == 0)

@@ -15,7 +15,10 @@
 /* The file mappings of a process, from /proc/PID/maps. */
 #define STACK_MAX_MAPS 1024
 struct stack_maps {
-	struct { uint64_t lo, hi, off; char *path; } map[STACK_MAX_MAPS];
+	struct {
+		uint64_t lo, hi, off;
+		char *path;
+	} map[STACK_MAX_MAPS];
 	int nmap;
 };
 

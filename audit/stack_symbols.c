@@ -30,7 +30,9 @@ struct obj {
 	ino_t ino;
 	struct sym *sym;
 	size_t nsym;
-	struct { uint64_t off, filesz, vaddr; } load[8];
+	struct {
+		uint64_t off, filesz, vaddr;
+	} load[8];
 	int nload;
 };
 
@@ -59,8 +61,8 @@ static void obj_load(struct obj *o, int fd)
 	size_t cap = 0;
 	for (Elf_Scn *s = NULL; (s = elf_nextscn(e, s));) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(s, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize)
+		if (!gelf_getshdr(s, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(s, NULL);
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
@@ -79,7 +81,8 @@ static void obj_load(struct obj *o, int fd)
 					break;
 				o->sym = ns;
 			}
-			o->sym[o->nsym++] = (struct sym){ sy.st_value, sy.st_value + sy.st_size, strdup(nm) };
+			o->sym[o->nsym++] = (struct sym){ sy.st_value, sy.st_value + sy.st_size,
+							  strdup(nm) };
 		}
 	}
 	elf_end(e);

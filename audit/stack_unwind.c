@@ -30,7 +30,10 @@ static struct {
 	 * helper per object met: each caches the last object it opened, so
 	 * frames alternating between two objects would reopen both. */
 	struct stack_maps maps;
-	struct { const char *path; void *upt; } obj[MAX_OBJS];
+	struct {
+		const char *path;
+		void *upt;
+	} obj[MAX_OBJS];
 	int nobj;
 } cur;
 
@@ -68,9 +71,11 @@ static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int wr
 	(void)as, (void)arg;
 	if (write)
 		return -UNW_EINVAL;
-	struct iovec local = { val, sizeof *val }, remote = { (void *)(uintptr_t)addr, sizeof *val };
-	return process_vm_readv(cur.tid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *val ? 0
-											   : -UNW_EINVAL;
+	struct iovec local = { val, sizeof *val },
+		     remote = { (void *)(uintptr_t)addr, sizeof *val };
+	return process_vm_readv(cur.tid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *val
+		       ? 0
+		       : -UNW_EINVAL;
 }
 
 static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
@@ -102,7 +107,8 @@ static int acc_resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
 /* libunwind's ptrace helpers find the unwind tables and symbol names from
  * the ELF files named in /proc/PID/maps; their memory and register reads
  * come back to the accessors above (through the address space). */
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
+			  void *arg)
 {
 	(void)arg;
 	void *u = upt_for(ip);

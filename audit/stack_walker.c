@@ -54,23 +54,26 @@ static int contain_build(void)
 	if (!ctx)
 		return -1;
 	static const int plain[] = {
-		SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(close),
-		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(lseek), SCMP_SYS(munmap),
-		SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(mremap), SCMP_SYS(futex),
-		SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
-		SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(clock_gettime),
-		SCMP_SYS(rt_sigprocmask), SCMP_SYS(getrandom),
+		SCMP_SYS(read),       SCMP_SYS(pread64),       SCMP_SYS(close),
+		SCMP_SYS(fstat),      SCMP_SYS(newfstatat),    SCMP_SYS(lseek),
+		SCMP_SYS(munmap),     SCMP_SYS(brk),           SCMP_SYS(madvise),
+		SCMP_SYS(mremap),     SCMP_SYS(futex),         SCMP_SYS(exit),
+		SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),  SCMP_SYS(getpid),
+		SCMP_SYS(gettid),     SCMP_SYS(clock_gettime), SCMP_SYS(rt_sigprocmask),
+		SCMP_SYS(getrandom),
 	};
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < sizeof plain / sizeof plain[0]; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
 	/* write: its answer pipe (fd 4) only */
 	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, 4));
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 4));
 	/* open read-only only; map and protect without PROT_EXEC */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC,
+					      O_RDONLY));
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
 				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
@@ -211,7 +214,8 @@ static int walker_start(void)
 			if (syscall(SYS_capset, &h, d) < 0)
 				_exit(1);
 			for (int k = 0; k <= 63; k++)
-				if (k != CAP_SYS_PTRACE && prctl(PR_CAPBSET_DROP, k, 0, 0, 0) < 0 && errno != EINVAL)
+				if (k != CAP_SYS_PTRACE && prctl(PR_CAPBSET_DROP, k, 0, 0, 0) < 0 &&
+				    errno != EINVAL)
 					_exit(1);
 			if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
 			    syscall(SYS_setgroups, 0, NULL) < 0 ||

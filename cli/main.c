@@ -109,8 +109,8 @@ static int kernel_ok(void)
 
 /* A writable --bind the sandbox's uid cannot write is read-only in effect
  * (host permissions apply to the sandbox): say so before the run. */
-static void warn_readonly_binds(struct sandbox *sb, struct vfs *v,
-				const struct vfs_mount_req *req, int nreq)
+static void warn_readonly_binds(struct sandbox *sb, struct vfs *v, const struct vfs_mount_req *req,
+				int nreq)
 {
 	for (int i = 0; i < nreq; i++) {
 		if (req[i].kind != MNT_BIND || req[i].ro)
@@ -142,7 +142,7 @@ struct run {
 	const struct run_config *rc;
 	struct sandbox sb;
 	struct vfs v;
-	struct net net;                /* the plan's policy, then its worlds (net_setup) */
+	struct net net; /* the plan's policy, then its worlds (net_setup) */
 	char *env[RUN_MAX_ENV + 1];
 	struct sock_fprog prog;
 	struct outfile alog, rep;      /* moat's own outputs */
@@ -173,7 +173,8 @@ static int run_fds(struct run *r)
 		/* 3 and up, below the limit (higher ones take no slot), not
 		 * this listing's own */
 		unsigned long long fd = strtoull(e->d_name, NULL, 10);
-		open_fds += e->d_name[0] != '.' && fd >= 3 && fd < nof.rlim_cur && (int)fd != dirfd(fds);
+		open_fds += e->d_name[0] != '.' && fd >= 3 && fd < nof.rlim_cur &&
+			    (int)fd != dirfd(fds);
 	}
 	if (fds)
 		closedir(fds);
@@ -181,7 +182,8 @@ static int run_fds(struct run *r)
 		char n[64];
 		snprintf(n, sizeof n, "%llu with %llu fds open", (unsigned long long)nof.rlim_cur,
 			 open_fds);
-		return die("ulimit -n is %s", n, "moat needs 64 free fds of its own: raise it or close some");
+		return die("ulimit -n is %s", n,
+			   "moat needs 64 free fds of its own: raise it or close some");
 	}
 	/* Raised for moat first: it fails as it would for the child (no
 	 * CAP_SYS_RESOURCE), and then is said here. */
@@ -190,7 +192,8 @@ static int run_fds(struct run *r)
 		char n[64];
 		snprintf(n, sizeof n, "%u is above the hard limit %llu", lim->nofile,
 			 (unsigned long long)nof.rlim_max);
-		return die("--open-files-limit %s", n, "raising it needs CAP_SYS_RESOURCE: see ulimit -Hn");
+		return die("--open-files-limit %s", n,
+			   "raising it needs CAP_SYS_RESOURCE: see ulimit -Hn");
 	}
 	return 0;
 }
@@ -206,8 +209,8 @@ static int run_host(struct run *r)
 		return die("%s", err, NULL);
 	if (r->rc->quota &&
 	    (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
-		return die("cannot make a private mount namespace for the quotas: %s", strerror(errno),
-			   NULL);
+		return die("cannot make a private mount namespace for the quotas: %s",
+			   strerror(errno), NULL);
 	return 0;
 }
 
@@ -336,8 +339,9 @@ static int run_log_outside(struct run *r)
 			outputs_drop(&r->alog, &r->rep);
 			snprintf(err, sizeof err, "%s is inside %s %s, which the sandbox can write",
 				 rc->audit_log, pk ? "--persist" : "--bind", src);
-			return die("--audit-log %s", err,
-				   "it could remove or rewrite its own record: put the log outside it");
+			return die(
+				"--audit-log %s", err,
+				"it could remove or rewrite its own record: put the log outside it");
 		}
 	}
 	return 0;
@@ -351,7 +355,8 @@ static int run_outputs(struct run *r)
 	char err[PATH_MAX + 256];
 	if (rc->report && outfile_open(&r->rep, rc->report, false, 0644, err, sizeof err) < 0)
 		return die("--report %s", err, NULL);
-	if (rc->audit_log && outfile_open(&r->alog, rc->audit_log, true, 0600, err, sizeof err) < 0) {
+	if (rc->audit_log &&
+	    outfile_open(&r->alog, rc->audit_log, true, 0600, err, sizeof err) < 0) {
 		outfile_close(&r->rep, true);
 		return die("--audit-log %s", err, NULL);
 	}
@@ -409,7 +414,8 @@ static int run_persist(struct run *r)
 	if (!realpath(parent, r->layer)) {
 		rmdir(r->scratch);
 		outputs_drop(&r->alog, &r->rep);
-		return die("--persist %s: its parent directory does not exist", persist, "create it first");
+		return die("--persist %s: its parent directory does not exist", persist,
+			   "create it first");
 	}
 	const char *base = strrchr(persist, '/') ? strrchr(persist, '/') + 1 : persist;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
@@ -418,7 +424,8 @@ static int run_persist(struct run *r)
 		return die("--persist %s: name a directory, not its parent", persist, NULL);
 	}
 	size_t ln = strlen(r->layer);
-	snprintf(r->layer + ln, sizeof r->layer - ln, "%s%s", r->layer[ln - 1] == '/' ? "" : "/", base);
+	snprintf(r->layer + ln, sizeof r->layer - ln, "%s%s", r->layer[ln - 1] == '/' ? "" : "/",
+		 base);
 	return 0;
 }
 
@@ -448,7 +455,8 @@ static void run_distrust(struct run *r)
 		stack_distrust(r->layer);
 	for (int k = 0; k < rc->nmount; k++) {
 		char real[PATH_MAX];
-		if (rc->mount[k].kind == MNT_BIND && !rc->mount[k].ro && realpath(rc->mount[k].src, real))
+		if (rc->mount[k].kind == MNT_BIND && !rc->mount[k].ro &&
+		    realpath(rc->mount[k].src, real))
 			stack_distrust(real);
 	}
 }
@@ -464,7 +472,8 @@ static void run_disk_verdict(struct run *r)
 		snprintf(res->status, sizeof res->status, "DL");
 		res->limit = "disk";
 		snprintf(res->message, sizeof res->message,
-			 "disk limit of %llu bytes reached (the program got ENOSPC)", r->rc->disk_limit);
+			 "disk limit of %llu bytes reached (the program got ENOSPC)",
+			 r->rc->disk_limit);
 	}
 }
 

@@ -14,8 +14,8 @@
 #define USAGE "usage: moat run [OPTIONS] -- CMD [ARGS...]"
 #define HELP_COL 22 /* where the help text starts, its continuation lines too */
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+						      ...);
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -48,10 +48,26 @@ static int parse_size(const char *s, unsigned long long *out)
 		return -1;
 	double mul = 1;
 	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	case 'k':
+	case 'K':
+		mul = 1024.0;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1024.0 * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1024.0 * 1024 * 1024;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mul = 1024.0 * 1024 * 1024 * 1024;
+		end++;
+		break;
 	}
 	if (*end == 'i' && mul > 1)
 		end++;
@@ -68,7 +84,8 @@ static int size_arg(const struct moat_option *o, const char *x, unsigned long lo
 		    size_t errlen)
 {
 	if (parse_size(x, out) < 0 || *out == 0)
-		return fail(err, errlen, "%s: expected a positive number of bytes (K, M, G suffixes) (%s)",
+		return fail(err, errlen,
+			    "%s: expected a positive number of bytes (K, M, G suffixes) (%s)",
 			    o->name, x);
 	return 0;
 }
@@ -92,7 +109,8 @@ static int seconds_arg(const struct moat_option *o, const char *x, bool zero_ok,
 	errno = 0;
 	double s = strtod(x, &end);
 	if (errno || end == x || *end || s < 0 || s > 1e7 || (s == 0 && !zero_ok))
-		return fail(err, errlen, "%s: expected a number of seconds (0.5, 10) (%s)", o->name, x);
+		return fail(err, errlen, "%s: expected a number of seconds (0.5, 10) (%s)", o->name,
+			    x);
 	*out = s;
 	return 0;
 }
@@ -105,20 +123,24 @@ static int mount_add(struct run_config *rc, const struct moat_option *o, struct 
 {
 	const char *dst = m.dst;
 	if (dst[0] != '/')
-		return fail(err, errlen, "%s: the destination must be an absolute path (%s)", dst, o->name);
+		return fail(err, errlen, "%s: the destination must be an absolute path (%s)", dst,
+			    o->name);
 	if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 || strncmp(dst, "/dev", 4) == 0)
 		if (strcmp(dst, "/dev/shm") != 0)
-			return fail(err, errlen, "%s: cannot mount over the root, /proc or /dev (%s)", dst,
+			return fail(err, errlen,
+				    "%s: cannot mount over the root, /proc or /dev (%s)", dst,
 				    o->name);
 	if (rc->nmount >= RUN_MAX_MOUNTS)
 		return fail(err, errlen, "too many mounts");
 	if (m.kind != MNT_TMPFS) {
 		struct stat st;
 		if (stat(m.src, &st) < 0)
-			return fail(err, errlen, "%s: source does not exist (give an existing host directory)",
+			return fail(err, errlen,
+				    "%s: source does not exist (give an existing host directory)",
 				    m.src);
 		if (!S_ISDIR(st.st_mode))
-			return fail(err, errlen, "%s: source is not a directory (only directories can be bound)",
+			return fail(err, errlen,
+				    "%s: source is not a directory (only directories can be bound)",
 				    m.src);
 	}
 	rc->mount[rc->nmount++] = m;
@@ -154,9 +176,10 @@ static int set_tmpfs(struct run_config *rc, const struct moat_option *o, char *c
 	const char *colon = strrchr(args[0], ':');
 	if (colon) {
 		if (parse_size(colon + 1, &m.size) < 0 || m.size == 0)
-			return fail(err, errlen,
-				    "--tmpfs %s: SIZE must be a positive number of bytes (K, M, G suffixes)",
-				    args[0]);
+			return fail(
+				err, errlen,
+				"--tmpfs %s: SIZE must be a positive number of bytes (K, M, G suffixes)",
+				args[0]);
 		char *d = rc->tmpfs_dst[rc->nmount];
 		snprintf(d, sizeof rc->tmpfs_dst[0], "%.*s", (int)(colon - args[0]), args[0]);
 		m.dst = d;
@@ -173,8 +196,10 @@ static int set_disk_limit(struct run_config *rc, const struct moat_option *o, ch
 {
 	unsigned long long b;
 	if (parse_size(args[0], &b) < 0 || b == 0)
-		return fail(err, errlen, "--disk-limit %s: expected a positive number of bytes "
-			    "(K, M, G suffixes)", args[0]);
+		return fail(err, errlen,
+			    "--disk-limit %s: expected a positive number of bytes "
+			    "(K, M, G suffixes)",
+			    args[0]);
 	rc->disk_limit = b;
 	rc->quota = true;
 	return 0;
@@ -191,20 +216,23 @@ static int set_chdir(struct run_config *rc, const struct moat_option *o, char *c
 		     char *err, size_t errlen)
 {
 	if (args[0][0] != '/')
-		return fail(err, errlen, "--chdir %s: must be an absolute path inside the sandbox", args[0]);
+		return fail(err, errlen, "--chdir %s: must be an absolute path inside the sandbox",
+			    args[0]);
 	rc->chdir = args[0];
 	return 0;
 }
 
 /* One top-level name (or fnmatch pattern) of the host's /etc more: never
  * a path, never a secret's way around. */
-static int set_etc(struct run_config *rc, const struct moat_option *o, char *const *args,
-		   char *err, size_t errlen)
+static int set_etc(struct run_config *rc, const struct moat_option *o, char *const *args, char *err,
+		   size_t errlen)
 {
 	const char *x = args[0];
 	if (!*x || strchr(x, '/') || !strcmp(x, ".") || !strcmp(x, ".."))
-		return fail(err, errlen, "--etc %s: expected a name in /etc (postgresql-common, mysql*), "
-			    "not a path", x);
+		return fail(err, errlen,
+			    "--etc %s: expected a name in /etc (postgresql-common, mysql*), "
+			    "not a path",
+			    x);
 	if (rc->netc >= RUN_MAX_ETC)
 		return fail(err, errlen, "--etc %s: at most 16", x);
 	rc->etc[rc->netc++] = x;
@@ -226,7 +254,8 @@ static int set_hostname(struct run_config *rc, const struct moat_option *o, char
 {
 	if (!valid_hostname(args[0]))
 		/* Not echoed: it may hold a newline, and the error is one line. */
-		return fail(err, errlen, "--hostname: not a valid host name "
+		return fail(err, errlen,
+			    "--hostname: not a valid host name "
 			    "(give 1 to 64 characters of A-Z a-z 0-9 . -)");
 	rc->hostname = args[0];
 	return 0;
@@ -257,16 +286,16 @@ static int set_setenv(struct run_config *rc, const struct moat_option *o, char *
 }
 
 /* --uid and --gid: another id than the caller's only for root. */
-static int set_id(struct run_config *rc, const struct moat_option *o, char *const *args,
-		  char *err, size_t errlen)
+static int set_id(struct run_config *rc, const struct moat_option *o, char *const *args, char *err,
+		  size_t errlen)
 {
 	bool is_uid = !strcmp(o->name, "--uid");
 	unsigned v;
 	if (parse_id(args[0], &v) < 0)
 		return fail(err, errlen, "%s: not a numeric id (%s)", args[0], o->name);
 	if (!rc->root && v != (is_uid ? geteuid() : getegid()))
-		return fail(err, errlen, "%s: only root can run the sandbox as another id (%s)", args[0],
-			    o->name);
+		return fail(err, errlen, "%s: only root can run the sandbox as another id (%s)",
+			    args[0], o->name);
 	*(is_uid ? &rc->uid : &rc->gid) = v;
 	return 0;
 }
@@ -399,7 +428,8 @@ static int set_audit_level(struct run_config *rc, const struct moat_option *o, c
 	else if (!strcmp(args[0], "supervised"))
 		rc->audit_level = AUDIT_SUPERVISED;
 	else
-		return fail(err, errlen, "--audit-level %s: expected denials or supervised", args[0]);
+		return fail(err, errlen, "--audit-level %s: expected denials or supervised",
+			    args[0]);
 	return 0;
 }
 
@@ -409,8 +439,10 @@ static int set_audit_max(struct run_config *rc, const struct moat_option *o, cha
 	const char *x = args[0];
 	unsigned long long b = 0;
 	if (strcmp(x, "none") && (parse_size(x, &b) < 0 || b == 0))
-		return fail(err, errlen, "--audit-max %s: expected a positive number of bytes "
-			    "(K, M, G suffixes) or none", x);
+		return fail(err, errlen,
+			    "--audit-max %s: expected a positive number of bytes "
+			    "(K, M, G suffixes) or none",
+			    x);
 	rc->audit_caps.max_bytes = b;
 	return 0;
 }
@@ -423,8 +455,10 @@ static int set_audit_rate(struct run_config *rc, const struct moat_option *o, ch
 	errno = 0;
 	double r = strcmp(x, "none") ? strtod(x, &end) : 0;
 	if (strcmp(x, "none") && (errno || *end || end == x || !(r > 0) || r > 1e9))
-		return fail(err, errlen, "--audit-rate %s: expected records a second (a positive "
-			    "number) or none", x);
+		return fail(err, errlen,
+			    "--audit-rate %s: expected records a second (a positive "
+			    "number) or none",
+			    x);
 	rc->audit_caps.rate = r;
 	rc->audit_caps.burst = r * AUDIT_BURST_PER_RATE;
 	return 0;
@@ -432,6 +466,7 @@ static int set_audit_rate(struct run_config *rc, const struct moat_option *o, ch
 
 /* ---- the table ---- */
 
+/* clang-format off */
 const struct moat_option moat_options[] = {
 	{ .name = "--ro-bind", .nargs = 2, .metavar = { "SRC", "DST" }, .set = set_ro_bind,
 	  .help = "show host directory SRC at DST, read-only" },
@@ -507,6 +542,7 @@ const struct moat_option moat_options[] = {
 		  "100; none); what is dropped is counted in the log and report" },
 	{ .name = NULL },
 };
+/* clang-format on */
 
 const struct moat_option *option_find(const char *name)
 {
@@ -518,7 +554,8 @@ const struct moat_option *option_find(const char *name)
 
 static int missing_args(const struct moat_option *o, char *err, size_t errlen)
 {
-	return fail(err, errlen, "%s needs %s", o->name, o->nargs == 2 ? "two arguments" : "an argument");
+	return fail(err, errlen, "%s needs %s", o->name,
+		    o->nargs == 2 ? "two arguments" : "an argument");
 }
 
 int option_apply(struct run_config *rc, const struct moat_option *o, char *const *args, char *err,
@@ -635,10 +672,12 @@ void run_config_defaults(struct run_config *rc)
 int run_config_check(const struct run_config *rc, char *err, size_t errlen)
 {
 	if (rc->disk_limit && rc->persist)
-		return fail(err, errlen, "--disk-limit and --persist together (a persisted layer lives "
+		return fail(err, errlen,
+			    "--disk-limit and --persist together (a persisted layer lives "
 			    "on the host's disk, outside the limit; drop one)");
 	if (rc->quota && !rc->root)
-		return fail(err, errlen, "--disk-limit and --tmpfs DST:SIZE need root (they are tmpfs "
+		return fail(err, errlen,
+			    "--disk-limit and --tmpfs DST:SIZE need root (they are tmpfs "
 			    "mounts in a private mount namespace; run moat as root or drop them)");
 	return 0;
 }

@@ -63,8 +63,8 @@ static void add_file(void *arg, const char *vpath, const struct stat *st, int fd
 	}
 	if (n == 0) {
 		XXH128_hash_t d = XXH3_128bits_digest(h);
-		snprintf(e->xxh128, sizeof e->xxh128, "%016llx%016llx", (unsigned long long)d.high64,
-			 (unsigned long long)d.low64);
+		snprintf(e->xxh128, sizeof e->xxh128, "%016llx%016llx",
+			 (unsigned long long)d.high64, (unsigned long long)d.low64);
 		e->size = total; /* what was read is what was hashed */
 	}
 	XXH3_freeState(h);
@@ -112,7 +112,9 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	const struct cgroups *cg = &sb->cg;
 	bool held = (!l->mem_bytes || cg->ver[CGP_MEMORY]) && (!l->pids || cg->ver[CGP_PIDS]);
 	fprintf(f, ",\"enforcement\":\"%s\"",
-		!cgroup_any(cg) ? "rlimits+polling" : held ? "cgroup" : "cgroup+polling");
+		!cgroup_any(cg) ? "rlimits+polling"
+		: held          ? "cgroup"
+				: "cgroup+polling");
 	static const char *const piece[CGP_N] = { "memory", "pids", "cpu", "kill" };
 	fputs(",\"cgroup\":{", f);
 	for (int p = 0; p < CGP_N; p++)
@@ -126,8 +128,9 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	/* What moat held for it in files it handed over, charged to the same
 	 * limit (fs-emulation/held.c). */
 	fprintf(f, ",\"memory-held-peak\":%llu", (unsigned long long)(held_peak() / 1024));
-	fprintf(f, ",\"limits\":{\"time\":%g,\"wall-time\":%g,\"memory\":%llu,\"processes\":%u,"
-		   "\"file-size\":%llu,\"open-files\":%u,\"kill-grace\":%g}",
+	fprintf(f,
+		",\"limits\":{\"time\":%g,\"wall-time\":%g,\"memory\":%llu,\"processes\":%u,"
+		"\"file-size\":%llu,\"open-files\":%u,\"kill-grace\":%g}",
 		l->cpu_s, l->wall_s, (unsigned long long)l->mem_bytes, l->pids,
 		(unsigned long long)l->fsize_bytes, l->nofile, l->grace_s);
 	const struct net *n = sb->net;
@@ -142,7 +145,8 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 		uint64_t rec, drop, bytes;
 		audit_stats(sb->audit, &rec, &drop, &bytes);
 		fprintf(f, ",\"audit\":{\"records\":%llu,\"dropped\":%llu,\"bytes\":%llu}",
-			(unsigned long long)rec, (unsigned long long)drop, (unsigned long long)bytes);
+			(unsigned long long)rec, (unsigned long long)drop,
+			(unsigned long long)bytes);
 	}
 	fputs(",\"files\":[", f);
 	for (size_t i = 0; i < report_files.n; i++) {

@@ -17,13 +17,13 @@ struct vfs;
 struct report_file {
 	char path[PATH_MAX];
 	uint64_t size;
-	char xxh128[33];   /* hex; "" when not hashed (unreadable, or > 1 GiB) */
+	char xxh128[33]; /* hex; "" when not hashed (unreadable, or > 1 GiB) */
 };
 struct report_files {
 	struct report_file *f;
 	size_t n;
-	unsigned omitted;  /* files not listed: past REPORT_FILES_MAX, or a path too long */
-	unsigned deep;     /* directories not walked: too deep (VFS_CHANGES_DEPTH) */
+	unsigned omitted; /* files not listed: past REPORT_FILES_MAX, or a path too long */
+	unsigned deep;    /* directories not walked: too deep (VFS_CHANGES_DEPTH) */
 };
 #define REPORT_FILES_MAX 1000
 

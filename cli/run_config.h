@@ -22,9 +22,9 @@
 #include "interposer/limits.h"
 #include "net-stub/net.h"
 
-#define RUN_MAX_ENV 128     /* variables, the four defaults included */
-#define RUN_ENV_LEN 4096    /* one VAR=VALUE, its NUL included */
-#define RUN_MAX_ETC 16      /* --etc names */
+#define RUN_MAX_ENV 128  /* variables, the four defaults included */
+#define RUN_ENV_LEN 4096 /* one VAR=VALUE, its NUL included */
+#define RUN_MAX_ETC 16   /* --etc names */
 /* Mounts the options may ask for: vfs_setup adds a dozen of its own. */
 #define RUN_MAX_MOUNTS (VFS_MAX_MOUNTS - 12)
 
@@ -32,35 +32,35 @@ struct run_config {
 	/* The view (fs-emulation). */
 	struct vfs_mount_req mount[VFS_MAX_MOUNTS]; /* --ro-bind, --bind, --overlay, --tmpfs */
 	int nmount;
-	char tmpfs_dst[VFS_MAX_MOUNTS][PATH_MAX];   /* mount[i].dst of a --tmpfs DST:SIZE */
-	unsigned long long disk_limit;              /* --disk-limit: bytes, 0: none */
-	bool quota;                 /* --disk-limit or a --tmpfs SIZE: a private mount namespace */
-	const char *persist;        /* --persist DIR, or NULL */
-	const char *chdir;          /* --chdir (default /workspace) */
+	char tmpfs_dst[VFS_MAX_MOUNTS][PATH_MAX]; /* mount[i].dst of a --tmpfs DST:SIZE */
+	unsigned long long disk_limit;            /* --disk-limit: bytes, 0: none */
+	bool quota;          /* --disk-limit or a --tmpfs SIZE: a private mount namespace */
+	const char *persist; /* --persist DIR, or NULL */
+	const char *chdir;   /* --chdir (default /workspace) */
 	const char *etc[RUN_MAX_ETC]; /* --etc names or patterns */
 	int netc;
-	const char *hostname;       /* --hostname (default moat) */
+	const char *hostname; /* --hostname (default moat) */
 
 	/* The program. */
 	char **argv;                /* the command: NULL until one is given */
 	char *env[RUN_MAX_ENV + 1]; /* its whole environment, NULL-terminated */
 	int nenv;
 	char envbuf[RUN_MAX_ENV][RUN_ENV_LEN]; /* what env[] points to */
-	bool root;                  /* moat runs as root (euid 0) */
-	unsigned uid, gid;          /* --uid, --gid (default 65534 as root, else the caller's) */
+	bool root;                             /* moat runs as root (euid 0) */
+	unsigned uid, gid; /* --uid, --gid (default 65534 as root, else the caller's) */
 
 	/* What it may use (interposer). */
 	struct limits lim;
-	enum cg_use cg_use;         /* --cgroup */
+	enum cg_use cg_use; /* --cgroup */
 	/* The policy half of the network (--allow-net, --net-policy): host
 	 * names are resolved when the option is applied.  The run takes a
 	 * copy and fills in the runtime half (net_setup). */
 	struct net net;
 
 	/* moat's own outputs (audit). */
-	const char *report;         /* --report FILE, "-": stderr; or NULL */
-	bool json;                  /* --json */
-	const char *audit_log;      /* --audit-log FILE, or NULL */
+	const char *report;    /* --report FILE, "-": stderr; or NULL */
+	bool json;             /* --json */
+	const char *audit_log; /* --audit-log FILE, or NULL */
 	enum audit_level audit_level;
 	struct audit_caps audit_caps;
 };

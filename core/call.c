@@ -103,7 +103,9 @@ void notif_reply(int notify_fd, uint64_t id, int64_t val, int error)
 void notif_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags)
 {
 	struct seccomp_notif_addfd addfd = {
-		.id = id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+		.id = id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
 		.newfd_flags = fd_flags,
 	};
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) < 0 && errno != ENOENT)
@@ -113,8 +115,11 @@ void notif_grant(int notify_fd, uint64_t id, int fd, unsigned fd_flags)
 int notif_install(int notify_fd, uint64_t id, int fd, int at, unsigned fd_flags)
 {
 	struct seccomp_notif_addfd addfd = {
-		.id = id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)fd,
-		.newfd = (uint32_t)at, .newfd_flags = fd_flags,
+		.id = id,
+		.flags = SECCOMP_ADDFD_FLAG_SETFD,
+		.srcfd = (uint32_t)fd,
+		.newfd = (uint32_t)at,
+		.newfd_flags = fd_flags,
 	};
 	int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
 	return r < 0 ? -errno : r;
@@ -189,4 +194,3 @@ void call_putfd(int fd)
 	}
 	close(fd); /* not a socket, or no thread could be made */
 }
-

@@ -29,23 +29,23 @@ struct machine;
 struct exec_plan;
 
 enum verdict_kind {
-	V_ERROR,     /* return -value; an emulated error, not a policy denial */
-	V_DENY,      /* return -value; a policy denial, always audited */
-	V_VALUE,     /* return value */
-	V_FD,        /* install fd (supervisor-owned, closed by dispatcher) */
-	V_CONTINUE,  /* let the kernel run it: register-only decisions */
-	V_KILL,      /* kill the calling process */
-	V_PENDING,   /* answered later, by a job (a call that may block) */
-	V_EXEC,      /* run the exec as planned (a call at a ptrace stop only) */
+	V_ERROR,    /* return -value; an emulated error, not a policy denial */
+	V_DENY,     /* return -value; a policy denial, always audited */
+	V_VALUE,    /* return value */
+	V_FD,       /* install fd (supervisor-owned, closed by dispatcher) */
+	V_CONTINUE, /* let the kernel run it: register-only decisions */
+	V_KILL,     /* kill the calling process */
+	V_PENDING,  /* answered later, by a job (a call that may block) */
+	V_EXEC,     /* run the exec as planned (a call at a ptrace stop only) */
 };
 
 struct verdict {
 	enum verdict_kind kind;
-	int64_t value;      /* return value or positive errno */
-	int fd;             /* V_FD: the supervisor's fd to grant */
-	unsigned fd_flags;  /* V_FD: O_CLOEXEC or 0 */
-	const char *rule;   /* why (for the audit record), static string */
-	bool record;        /* audit it at every level (network egress) */
+	int64_t value;                /* return value or positive errno */
+	int fd;                       /* V_FD: the supervisor's fd to grant */
+	unsigned fd_flags;            /* V_FD: O_CLOEXEC or 0 */
+	const char *rule;             /* why (for the audit record), static string */
+	bool record;                  /* audit it at every level (network egress) */
 	const struct exec_plan *exec; /* V_EXEC: what to run (fs-emulation/exec.h) */
 };
 
@@ -61,15 +61,15 @@ struct pending {
 };
 
 struct call {
-	uint64_t id;                 /* notification id (none when stopped) */
-	int notify_fd;               /* -1 when stopped */
+	uint64_t id;   /* notification id (none when stopped) */
+	int notify_fd; /* -1 when stopped */
 	/* At a ptrace stop (exec), not a notification: nothing to answer,
 	 * and no id to check — a tracee in a ptrace stop cannot leave it
 	 * while the loop is busy with it (even SIGKILL leaves a zombie the
 	 * loop has not reaped, so its tid cannot be reused meanwhile). */
 	bool stopped;
-	struct exec_plan *exec;      /* stopped: where an exec handler plans */
-	pid_t tid;                   /* the calling thread (not the tgid) */
+	struct exec_plan *exec; /* stopped: where an exec handler plans */
+	pid_t tid;              /* the calling thread (not the tgid) */
 	struct task *task;
 	/* What a handler works on: the sandbox's file system view, its
 	 * network, and the ids host work for it runs with. */
@@ -83,22 +83,22 @@ struct call {
 	const struct sc_entry *ent;
 	/* Audit material, filled as the handler copies and resolves. */
 	int npath;
-	char path[CALL_MAX_PATHS][PATH_MAX];      /* as the program named it */
-	char resolved[CALL_MAX_PATHS][PATH_MAX];  /* virtual, after the walk */
-	char detail[256];                          /* e.g. a socket address */
+	char path[CALL_MAX_PATHS][PATH_MAX];     /* as the program named it */
+	char resolved[CALL_MAX_PATHS][PATH_MAX]; /* virtual, after the walk */
+	char detail[256];                        /* e.g. a socket address */
 	/* A network destination the decision rests on (family != 0). */
 	struct call_net {
-		int family;                        /* AF_INET, AF_INET6 */
+		int family; /* AF_INET, AF_INET6 */
 		char address[46];
 		int port;
-		char host[128];                    /* the pinned name of the address */
-		char query[256];                   /* a DNS question the data carried */
+		char host[128];  /* the pinned name of the address */
+		char query[256]; /* a DNS question the data carried */
 		char qtype[12];
-		bool allowed;                      /* an allow rule matched */
+		bool allowed; /* an allow rule matched */
 	} dest;
-	struct pending *pending;   /* V_PENDING: the job's slot, or NULL */
-	int nstack;                /* the caller's stack, for the record */
-	char stack[16][160];       /* (STACK_MAX, STACK_FRAME_LEN: audit/stack.h) */
+	struct pending *pending; /* V_PENDING: the job's slot, or NULL */
+	int nstack;              /* the caller's stack, for the record */
+	char stack[16][160];     /* (STACK_MAX, STACK_FRAME_LEN: audit/stack.h) */
 };
 
 static inline struct verdict v_error(int err)

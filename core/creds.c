@@ -11,7 +11,8 @@
  * (SYS_PTRACE), signals to them (KILL), switching its fs and thread ids
  * (SETUID, SETGID) — so nothing it does for the sandbox can use the rest
  * (SETFCAP for security.capability, SYS_ADMIN for trusted.* xattrs...). */
-#define LOOP_CAPS ((1u << CAP_SYS_PTRACE) | (1u << CAP_KILL) | (1u << CAP_SETUID) | (1u << CAP_SETGID))
+#define LOOP_CAPS \
+	((1u << CAP_SYS_PTRACE) | (1u << CAP_KILL) | (1u << CAP_SETUID) | (1u << CAP_SETGID))
 
 static void set_caps(bool all)
 {

@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 struct creds {
-	bool as_root;   /* the supervisor is root: switch */
-	uid_t uid;      /* the sandbox's ids */
+	bool as_root; /* the supervisor is root: switch */
+	uid_t uid;    /* the sandbox's ids */
 	gid_t gid;
 };
 

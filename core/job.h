@@ -19,10 +19,10 @@
 #include "core/creds.h"
 
 struct job {
-	uint64_t id;            /* the notification to answer */
+	uint64_t id; /* the notification to answer */
 	int notify_fd;
-	pid_t tgid, tid;        /* the caller */
-	struct creds creds;     /* ids the thread takes for good (when moat is root) */
+	pid_t tgid, tid;    /* the caller */
+	struct creds creds; /* ids the thread takes for good (when moat is root) */
 	/* The blocking call, on the job's thread: a value or -1 with errno. */
 	ssize_t (*run)(struct job *j);
 	/* On the loop once it ended, before the reply and the record: may
@@ -30,16 +30,16 @@ struct job {
 	void (*finish)(struct job *j);
 	/* Frees the job and whatever it holds. */
 	void (*release)(struct job *j);
-	bool grant;             /* a result >= 0 is a fd of moat's: granted */
-	unsigned fd_flags;      /* with these flags (O_CLOEXEC or 0) */
-	ssize_t result;         /* filled by the thread */
+	bool grant;        /* a result >= 0 is a fd of moat's: granted */
+	unsigned fd_flags; /* with these flags (O_CLOEXEC or 0) */
+	ssize_t result;    /* filled by the thread */
 	int err;
 	struct pending pending; /* the call, for its audit record */
 	/* Owned by the job system: */
 	pthread_t thread;
-	pthread_mutex_t lock;   /* done and the interrupt are decided under it */
+	pthread_mutex_t lock; /* done and the interrupt are decided under it */
 	bool done, interrupted;
-	struct job *next;       /* the live jobs */
+	struct job *next; /* the live jobs */
 };
 
 /* At most this many jobs at once: one more gets EAGAIN (a sandbox that

@@ -16,7 +16,8 @@ static int pts_number(int fd)
 	if (l <= 9 || !isatty(fd))
 		return -1;
 	host[l] = '\0';
-	if (strncmp(host, "/dev/pts/", 9) != 0 || strspn(host + 9, "0123456789") != strlen(host + 9))
+	if (strncmp(host, "/dev/pts/", 9) != 0 ||
+	    strspn(host + 9, "0123456789") != strlen(host + 9))
 		return -1;
 	return atoi(host + 9);
 }

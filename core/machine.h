@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 struct machine {
-	char hostname[65];   /* --hostname; "" means "moat" (machine_hostname) */
+	char hostname[65]; /* --hostname; "" means "moat" (machine_hostname) */
 	/* moat's own terminal, a pty the sandbox inherits on fds 0-2: its
 	 * number under /dev/pts, or -1. */
 	int tty_pts;

@@ -232,7 +232,8 @@ int task_signal(struct task *t, int sig)
 		close(fd);
 	} else {
 		/* Before 6.9: the tid is a traced, unreaped thread of ours. */
-		r = syscall(SYS_tgkill, t->proc ? t->proc->tgid : t->tid, t->tid, sig) < 0 ? -errno : 0;
+		r = syscall(SYS_tgkill, t->proc ? t->proc->tgid : t->tid, t->tid, sig) < 0 ? -errno
+											   : 0;
 	}
 	return r;
 }

@@ -15,23 +15,23 @@
  * shared by threads and CLONE_FS children, copied on fork. */
 struct fsctx {
 	int refs;
-	int fd;              /* O_PATH fd of the cwd (host dirs), or -1 */
-	bool gone;           /* the directory was removed */
-	mode_t umask;        /* for the files the supervisor creates */
-	char cwd[PATH_MAX];  /* its virtual path, refreshed from fd */
+	int fd;             /* O_PATH fd of the cwd (host dirs), or -1 */
+	bool gone;          /* the directory was removed */
+	mode_t umask;       /* for the files the supervisor creates */
+	char cwd[PATH_MAX]; /* its virtual path, refreshed from fd */
 };
 
 struct proc {
 	pid_t tgid;
-	int refs;            /* threads pointing here */
-	int pidfd;           /* the supervisor's own pidfd: signals go here */
+	int refs;  /* threads pointing here */
+	int pidfd; /* the supervisor's own pidfd: signals go here */
 	struct fsctx *fs;
 	/* Which fd numbers the supervisor granted to this process since its
 	 * last exec (a bit per fd): stands for the kernel's "opened with the
 	 * caller's own credentials" (see proc_fd_granted). */
 	unsigned char *granted;
-	size_t ngranted;     /* bytes */
-	char exe[PATH_MAX];  /* virtual path of the running program */
+	size_t ngranted;    /* bytes */
+	char exe[PATH_MAX]; /* virtual path of the running program */
 };
 
 /* What the exec stop decided, checked at PTRACE_EVENT_EXEC. */
@@ -48,12 +48,12 @@ struct exec_check {
 struct task {
 	pid_t tid;
 	struct proc *proc;
-	bool linked;         /* state inherited from the parent (or init) */
-	bool held;           /* its first stop arrived before the parent's event */
-	bool started;        /* its initial (auto-attach) stop is behind it */
-	bool group_stopped;  /* in a job-control stop (kept with PTRACE_LISTEN) */
+	bool linked;        /* state inherited from the parent (or init) */
+	bool held;          /* its first stop arrived before the parent's event */
+	bool started;       /* its initial (auto-attach) stop is behind it */
+	bool group_stopped; /* in a job-control stop (kept with PTRACE_LISTEN) */
 	struct exec_check exec;
-	struct task *next;   /* hash chain */
+	struct task *next; /* hash chain */
 };
 
 /* Lookup; NULL when unknown. */

@@ -15,13 +15,14 @@ struct walk_ctx {
 	struct timespec since;
 	vfs_change_fn fn;
 	void *arg;
-	unsigned left;           /* files still to report */
+	unsigned left; /* files still to report */
 	struct vfs_changes_cut *cut;
 };
 
 static bool newer(const struct timespec *a, const struct timespec *since)
 {
-	return a->tv_sec > since->tv_sec || (a->tv_sec == since->tv_sec && a->tv_nsec >= since->tv_nsec);
+	return a->tv_sec > since->tv_sec ||
+	       (a->tv_sec == since->tv_sec && a->tv_nsec >= since->tv_nsec);
 }
 
 /* An overlay placeholder (a hard link to a phantom inode standing for a
@@ -66,10 +67,12 @@ static void walk_dir(struct walk_ctx *w, int dfd, char *vpath, size_t vlen, int 
 			w->cut->files++;
 			continue;
 		}
-		snprintf(vpath + vlen, PATH_MAX - vlen, "%s%s", vlen && vpath[vlen - 1] == '/' ? "" : "/", n);
+		snprintf(vpath + vlen, PATH_MAX - vlen, "%s%s",
+			 vlen && vpath[vlen - 1] == '/' ? "" : "/", n);
 		size_t sub = strlen(vpath);
 		if (S_ISDIR(st.st_mode)) {
-			int c = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int c = openat(dirfd(d), n,
+				       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (c >= 0)
 				walk_dir(w, c, vpath, sub, depth + 1);
 		} else {

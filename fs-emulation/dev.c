@@ -45,7 +45,11 @@ static bool master_of(int fd, int *n)
 	return ioctl(fd, TIOCGPTN, n) == 0;
 }
 
-struct find { int n; int flags; int fd; };
+struct find {
+	int n;
+	int flags;
+	int fd;
+};
 
 /* A master of pty f->n among process p's fds: open its peer. */
 static int find_in(struct proc *p, void *arg)
@@ -122,7 +126,11 @@ int dev_open_tty(pid_t tid, int flags)
 /* The ptys the sandbox was given, by number, with the inode of the host's
  * /dev/pts/N then: the host's pool (kernel.pty.max) is shared with every
  * login of the host's, so a sandbox holds DEV_PTY_MAX at most. */
-static struct { int n; dev_t dev; ino_t ino; } held[DEV_PTY_MAX];
+static struct {
+	int n;
+	dev_t dev;
+	ino_t ino;
+} held[DEV_PTY_MAX];
 static int nheld;
 
 /* Forget the ptys that are gone (their /dev/pts/N went with their last

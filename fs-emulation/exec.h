@@ -17,17 +17,17 @@ struct task;
  * [prefix..., script-as-named, argv[1]...], so the interpreter opens the
  * script through the sandbox's own view. */
 struct exec_plan {
-	char host[PATH_MAX];     /* host path handed to the kernel */
-	char vpath[PATH_MAX];    /* virtual path of the binary run */
+	char host[PATH_MAX];  /* host path handed to the kernel */
+	char vpath[PATH_MAX]; /* virtual path of the binary run */
 	dev_t dev;
 	ino_t ino;
-	bool has_interp;         /* ELF PT_INTERP, opened by the kernel */
+	bool has_interp; /* ELF PT_INTERP, opened by the kernel */
 	dev_t interp_dev;
 	ino_t interp_ino;
-	int nprefix;             /* 0 unless a script */
+	int nprefix; /* 0 unless a script */
 	char prefix[EXEC_MAX_PREFIX][PATH_MAX];
-	bool outside;            /* the path named something outside the view */
-	const char *deny_rule;   /* set when the refusal is a policy decision */
+	bool outside;          /* the path named something outside the view */
+	const char *deny_rule; /* set when the refusal is a policy decision */
 	char denied_path[PATH_MAX];
 	/* The caller's argv and envp (tracee addresses), set by the exec
 	 * handler (sys_exec.c): the call the ptrace side makes of the plan is

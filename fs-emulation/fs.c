@@ -24,7 +24,8 @@ int fs_fd_changeable(struct vfs *v, int fd)
 		/* Only the upper layer changes; a file still in the lower one
 		 * is the host's. */
 		size_t ul = strlen(m->upper);
-		return strncmp(host, m->upper, ul) == 0 && (host[ul] == '/' || !host[ul]) ? 0 : -EROFS;
+		return strncmp(host, m->upper, ul) == 0 && (host[ul] == '/' || !host[ul]) ? 0
+											  : -EROFS;
 	}
 	return m && !m->ro && m->kind != MNT_DEV ? 0 : -EROFS;
 }
@@ -174,10 +175,9 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 	}
 	if (*s)
 		return -ENOENT;
-	int fd = dirfd >= 0 ? call_getfd(c, dirfd)
-			    : c->task->proc->fs->fd >= 0
-				      ? fcntl(c->task->proc->fs->fd, F_DUPFD_CLOEXEC, 0)
-				      : -ENOENT;
+	int fd = dirfd >= 0                   ? call_getfd(c, dirfd)
+		 : c->task->proc->fs->fd >= 0 ? fcntl(c->task->proc->fs->fd, F_DUPFD_CLOEXEC, 0)
+					      : -ENOENT;
 	if (fd < 0)
 		return fd == -1 ? -errno : fd;
 	memset(p, 0, offsetof(struct vfs_path, vpath));
@@ -232,8 +232,8 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			r = fs_vpath_of_fd(c->vfs, copy, base, sizeof base);
 			struct stat st;
 			/* a symlink's stand-in: the link itself, never followed */
-			if (r == 0 && fstat(copy, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
-			    reg_get_link(st.st_dev, st.st_ino))
+			if (r == 0 && fstat(copy, &st) == 0 && S_ISREG(st.st_mode) &&
+			    st.st_size == 0 && reg_get_link(st.st_dev, st.st_ino))
 				flags &= ~VW_FOLLOW;
 			call_putfd(copy);
 			if (r < 0)

@@ -8,7 +8,7 @@
 #include "core/call.h"
 #include "fs-emulation/vfs.h"
 
-#define ARG_CWD (-1) /* no dirfd argument: relative to the cwd */
+#define ARG_CWD (-1)        /* no dirfd argument: relative to the cwd */
 #define VW_EMPTY_PATH 0x100 /* fs_walk: "" names the dirfd itself (AT_EMPTY_PATH) */
 
 /* Read path argument `argi` into slot `slot` and walk it, relative to the
@@ -29,8 +29,9 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
  * FS_NEW_LATER.  0 with *p walked (the caller releases it), or -1 with the
  * verdict to return in *v (and *p released). */
 #define FS_NEW_SLASH 0x1 /* a directory: "name/" is allowed (mkdir) */
-#define FS_NEW_LATER 0x2 /* the caller makes the directory writable itself,
-			  * after checks of its own (link: EXDEV, EPERM) */
+/* The caller makes the directory writable itself, after checks of its own
+ * (link: EXDEV, EPERM). */
+#define FS_NEW_LATER 0x2
 int fs_walk_new_name(struct call *c, int dirfd_argi, int argi, int slot, int how,
 		     struct vfs_path *p, struct verdict *v);
 /* Its rules on a name already walked (flags 0): the same results. */

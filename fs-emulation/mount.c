@@ -167,8 +167,8 @@ static int mirror_top(struct vfs *v, const char *name, char *err, size_t errlen)
 
 static int dev_skeleton(struct vfs *v, const char *dir)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty",
-					    "ptmx" };
+	static const char *const devs[] = { "null",    "zero", "full", "random",
+					    "urandom", "tty",  "ptmx" };
 	for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++) {
 		char p[PATH_MAX];
 		snprintf(p, sizeof p, "%s/%s", dir, devs[i]);
@@ -178,8 +178,10 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 		close(fd);
 	}
 	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+		{ "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
 	};
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
 		char p[PATH_MAX];
@@ -208,11 +210,11 @@ static int dev_skeleton(struct vfs *v, const char *dir)
 
 /* The view's steps below return 0 or -errno (a message in `err` when the
  * step has more to say than the error); vfs_setup adds a general one. */
-#define TRY(x)                                                                                     \
-	do {                                                                                       \
-		int r_ = (x);                                                                      \
-		if (r_ < 0)                                                                        \
-			return r_;                                                                 \
+#define TRY(x)                     \
+	do {                       \
+		int r_ = (x);      \
+		if (r_ < 0)        \
+			return r_; \
 	} while (0)
 
 /* Before any mount: the scratch, the skeletons' directory and the ids.
@@ -441,11 +443,12 @@ int vfs_mounts_text(struct vfs *v, char *buf, size_t len)
 	size_t off = 0;
 	for (int i = 0; i < v->nmnt; i++) {
 		const struct vfs_mount *m = &v->mnt[i];
-		static const char *const fstype[] = { "rootfs", "bind", "tmpfs", "devtmpfs", "proc",
-						      "overlay" };
+		static const char *const fstype[] = { "rootfs",   "bind", "tmpfs",
+						      "devtmpfs", "proc", "overlay" };
 		int n = snprintf(buf + off, len - off, "%s %s %s %s 0 0\n",
 				 m->kind == MNT_BIND ? "moat" : fstype[m->kind], m->vpath,
-				 m->kind == MNT_BIND ? "none" : fstype[m->kind], m->ro ? "ro" : "rw");
+				 m->kind == MNT_BIND ? "none" : fstype[m->kind],
+				 m->ro ? "ro" : "rw");
 		if (n < 0 || (size_t)n >= len - off)
 			return -ENAMETOOLONG;
 		off += (size_t)n;
@@ -468,7 +471,8 @@ struct vfs_mount *vfs_mount_of_host(struct vfs *v, const char *host, size_t *len
 		for (int k = 0; k < 2 && m->kind == MNT_OVERLAY; k++) {
 			const char *h = k ? m->shadow : m->upper;
 			hl = strlen(h);
-			if (hl && hl > bl && strncmp(host, h, hl) == 0 && (host[hl] == '/' || host[hl] == '\0')) {
+			if (hl && hl > bl && strncmp(host, h, hl) == 0 &&
+			    (host[hl] == '/' || host[hl] == '\0')) {
 				best = m;
 				bl = hl;
 			}
@@ -483,9 +487,8 @@ int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len)
 	/* The host devices /dev shows, and ptys of /dev/pts (dev.c decides
 	 * which can be opened): the same name inside. */
 	if (strncmp(host, "/dev/", 5) == 0 &&
-	    (vfs_dev_name(host + 5) ||
-	     (strncmp(host + 5, "pts/", 4) == 0 && host[9] &&
-	      strspn(host + 9, "0123456789") == strlen(host + 9)))) {
+	    (vfs_dev_name(host + 5) || (strncmp(host + 5, "pts/", 4) == 0 && host[9] &&
+					strspn(host + 9, "0123456789") == strlen(host + 9)))) {
 		snprintf(out, len, "%s", host);
 		return 0;
 	}

@@ -52,8 +52,7 @@ static int reopen_task_fd(struct vfs *v, pid_t pid, int fd, int flags)
 int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_t mode)
 {
 	switch (p->kind) {
-	case VN_MAGIC_FD:
-		return reopen_task_fd(v, p->magic_pid, p->magic_fd, flags);
+	case VN_MAGIC_FD: return reopen_task_fd(v, p->magic_pid, p->magic_fd, flags);
 	case VN_PROC:
 		if (!p->exists)
 			return (flags & O_CREAT) ? -EACCES : -ENOENT;
@@ -66,8 +65,7 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 		int fd = open(self, (flags & ~(O_NOFOLLOW | O_CREAT)) | O_CLOEXEC, mode);
 		return fd < 0 ? -errno : fd;
 	}
-	case VN_HOST:
-		break;
+	case VN_HOST: break;
 	}
 	struct vfs_mount *m = p->mnt;
 	if (m->kind == MNT_DEV && p->exists && S_ISCHR(p->st.st_mode)) {
@@ -79,15 +77,18 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 			return -ENOSPC; /* what the kernel says at kernel.pty.max */
 		char host[64];
 		snprintf(host, sizeof host, "/dev/%s", p->name);
-		int fd = open(host, (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOFOLLOW);
+		int fd = open(host,
+			      (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOFOLLOW);
 		if (fd >= 0 && strcmp(p->name, "ptmx") == 0)
 			dev_opened_ptmx(v, fd);
 		return fd < 0 ? -errno : fd;
 	}
 	int fd;
 	if (p->parent < 0) /* a mount root (O_EXCL stays: O_TMPFILE|O_EXCL is never linkable) */
-		return (fd = openat(vfs_root_fd(p), ".", (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC,
-				    mode)) < 0 ? -errno : fd;
+		return (fd = openat(vfs_root_fd(p), ".",
+				    (flags & ~(O_CREAT | O_NOFOLLOW)) | O_CLOEXEC, mode)) < 0
+			       ? -errno
+			       : fd;
 	/* O_NOFOLLOW on a symlink the program itself asked to follow cannot
 	 * happen: the walk resolved it.  ELOOP here is a racing swap.
 	 * O_NONBLOCK always: this runs on the loop, and an open that waits
@@ -95,13 +96,15 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	 * the sandbox or anyone took) would stop it; such an open is said
 	 * to the caller instead, to be done off the loop. */
 	bool nb = (flags & O_NONBLOCK) || (flags & O_PATH); /* O_PATH opens nothing */
-	fd = openat(p->parent, p->name, flags | O_NOFOLLOW | O_CLOEXEC | (nb ? 0 : O_NONBLOCK), mode);
+	fd = openat(p->parent, p->name, flags | O_NOFOLLOW | O_CLOEXEC | (nb ? 0 : O_NONBLOCK),
+		    mode);
 	if (fd < 0) {
 		int e = errno;
 		struct stat st;
-		if (!nb && (e == EWOULDBLOCK || /* a lease to break */
-			    (e == ENXIO && fstatat(p->parent, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			     S_ISFIFO(st.st_mode)))) /* a FIFO with no reader yet */
+		if (!nb &&
+		    (e == EWOULDBLOCK || /* a lease to break */
+		     (e == ENXIO && fstatat(p->parent, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      S_ISFIFO(st.st_mode)))) /* a FIFO with no reader yet */
 			return -EWOULDBLOCK;
 		return -e;
 	}

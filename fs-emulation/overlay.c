@@ -43,9 +43,9 @@
 #include "core/creds.h"
 #include "core/hurry.h"
 
-#define PH_NAME ".moat-lower"      /* inside a placeholder directory */
-#define PH_FILE ".moat-phantom-"   /* in the base: + type letter + number */
-#define LAYER_MARK ".moat-layer"   /* in the base: it is ours */
+#define PH_NAME ".moat-lower"    /* inside a placeholder directory */
+#define PH_FILE ".moat-phantom-" /* in the base: + type letter + number */
+#define LAYER_MARK ".moat-layer" /* in the base: it is ours */
 
 
 static struct vfs *the_vfs; /* one view per supervisor */
@@ -156,7 +156,8 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 	v->nphantom = 0;
 	snprintf(v->ov_base_path, sizeof v->ov_base_path, "%s", base);
 	if (mkdir(base, 0711) < 0 && !(persist && errno == EEXIST)) {
-		snprintf(err, errlen, "%s: cannot make the writable layer: %s", base, strerror(errno));
+		snprintf(err, errlen, "%s: cannot make the writable layer: %s", base,
+			 strerror(errno));
 		return -errno;
 	}
 	/* Never through a link (a sandbox that could write DIR's parent may
@@ -171,8 +172,8 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 	}
 	struct stat st;
 	if (fstat(v->ov_base, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, errlen, "%s: not a directory of moat's own user that only it may write",
-			 base);
+		snprintf(err, errlen,
+			 "%s: not a directory of moat's own user that only it may write", base);
 		return -EPERM;
 	}
 	v->ov_dev = st.st_dev;
@@ -188,13 +189,14 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 		if (dir)
 			closedir(dir);
 		if (!dir || entries) {
-			snprintf(err, errlen,
-				 "%s: not empty and not a moat layer (choose an empty or new directory)",
-				 base);
+			snprintf(
+				err, errlen,
+				"%s: not empty and not a moat layer (choose an empty or new directory)",
+				base);
 			return -ENOTEMPTY;
 		}
-		int f = openat(v->ov_base, LAYER_MARK, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC,
-			       0644);
+		int f = openat(v->ov_base, LAYER_MARK,
+			       O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0644);
 		if (f < 0 || write(f, "moat layer 1\n", 13) != 13) {
 			snprintf(err, errlen, "%s: %s", base, strerror(errno));
 			if (f >= 0)
@@ -411,7 +413,12 @@ void vfs_origin_of_host(struct vfs *v, const char *host, struct stat *st)
 /* Work on the upper layer as moat itself when moat is root (every
  * capability: a copy keeps the lower owner and ACLs whatever the sandbox's
  * uid, 0 included); the sandbox's credentials come back afterwards. */
-struct as_self { bool on; uid_t uid; gid_t gid; struct vfs *v; };
+struct as_self {
+	bool on;
+	uid_t uid;
+	gid_t gid;
+	struct vfs *v;
+};
 
 static struct as_self self_begin(struct vfs *v)
 {
@@ -539,8 +546,10 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 			if (sd >= 0)
 				close(sd);
 		} else {
-			mode_t type = t == DT_LNK ? S_IFLNK : t == DT_FIFO ? S_IFIFO
-				      : t == DT_SOCK ? S_IFSOCK : S_IFREG;
+			mode_t type = t == DT_LNK    ? S_IFLNK
+				      : t == DT_FIFO ? S_IFIFO
+				      : t == DT_SOCK ? S_IFSOCK
+						     : S_IFREG;
 			r = phantom_link(v, type, up, n);
 		}
 	}
@@ -551,7 +560,8 @@ static int populate(struct vfs *v, struct vfs_mount *m, int up, const char *rel)
 		DIR *sh = sd >= 0 ? fdopendir(sd) : NULL;
 		while (sh && r == 0 && (de = readdir(sh))) {
 			struct stat st;
-			if (de->d_type == DT_REG && fstatat(up, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			if (de->d_type == DT_REG &&
+			    fstatat(up, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				r = phantom_link(v, S_IFREG, up, de->d_name);
 		}
 		if (sh)
@@ -648,7 +658,8 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 				/* Never blocks (a FIFO swapped in by a host writer of
 				 * the lower directory) and copies only what was
 				 * stat'ed: the same regular file. */
-				int in = openat(low, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+				int in = openat(low, name,
+						O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 				struct stat ist;
 				r = in < 0 ? -errno : 0;
 				if (r == 0 && (fstat(in, &ist) < 0 || !S_ISREG(ist.st_mode) ||
@@ -662,7 +673,8 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 						r = -EINTR;
 						break;
 					}
-					ssize_t n = copy_file_range(in, NULL, out, NULL, 64 << 20, 0);
+					ssize_t n = copy_file_range(in, NULL, out, NULL, 64 << 20,
+								    0);
 					if (n < 0 && (errno == EXDEV || errno == EINVAL ||
 						      errno == EOPNOTSUPP)) {
 						char b[65536];
@@ -689,11 +701,13 @@ static int copy_up_file(struct vfs_mount *m, int up, const char *dir, const char
 				target[n] = '\0';
 				r = symlinkat(target, up, tmp) < 0 ? -errno : 0;
 				if (r == 0 && geteuid() == 0)
-					fchownat(up, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+					fchownat(up, tmp, st.st_uid, st.st_gid,
+						 AT_SYMLINK_NOFOLLOW);
 			}
 		} else {
 			r = mknodat(up, tmp, (st.st_mode & S_IFMT) | (st.st_mode & 0777), 0) < 0
-				    ? -errno : 0;
+				    ? -errno
+				    : 0;
 			if (r == 0 && geteuid() == 0)
 				fchownat(up, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
 		}
@@ -795,8 +809,8 @@ int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 	    placeholder(up, p->name, &st)) {
 		if (S_ISDIR(st.st_mode)) {
 			if (what == VC_CHANGE) {
-				int sd = openat(up, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								O_CLOEXEC);
+				int sd = openat(up, p->name,
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				r = sd < 0 ? -errno : populate(v, m, sd, p->rel);
 				if (sd >= 0)
 					close(sd);
@@ -810,15 +824,17 @@ int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 					r = unlinkat(up, at, 0) < 0 ? -errno : 0;
 				}
 				if (r == 0) {
-					int sd = openat(up, p->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-									O_CLOEXEC);
+					int sd = openat(up, p->name,
+							O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+								O_CLOEXEC);
 					if (sd >= 0) {
 						copy_attrs(sd, -1, &p->st);
 						close(sd);
 					}
 				}
 			}
-		} else if (what == VC_CHANGE || what == VC_RENAME || (what == VC_REMOVE && sticky(up))) {
+		} else if (what == VC_CHANGE || what == VC_RENAME ||
+			   (what == VC_REMOVE && sticky(up))) {
 			/* In a sticky directory the kernel asks who owns the
 			 * name: the copy's owner is the file's, the phantom's
 			 * is moat's. */

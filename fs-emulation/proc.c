@@ -34,25 +34,28 @@ struct pentry {
 
 /* The top level: besides these, one directory per sandbox process. */
 static const struct pentry top_entries[] = {
-	{ "self", P_LINK }, { "thread-self", P_LINK }, { "mounts", P_LINK },
-	{ "cpuinfo", P_FILE }, { "meminfo", P_FILE }, { "stat", P_FILE },
-	{ "uptime", P_FILE }, { "loadavg", P_FILE }, { "version", P_FILE },
-	{ "filesystems", P_FILE }, { "sys", P_DIR }, { NULL, 0 },
+	{ "self", P_LINK },        { "thread-self", P_LINK }, { "mounts", P_LINK },
+	{ "cpuinfo", P_FILE },     { "meminfo", P_FILE },     { "stat", P_FILE },
+	{ "uptime", P_FILE },      { "loadavg", P_FILE },     { "version", P_FILE },
+	{ "filesystems", P_FILE }, { "sys", P_DIR },          { NULL, 0 },
 };
 static const struct pentry pid_entries[] = {
-	{ "stat", P_FILE }, { "statm", P_FILE }, { "status", P_FILE },
-	{ "cmdline", P_FILE }, { "comm", P_FILE }, { "environ", P_FILE },
-	{ "maps", P_FILE }, { "smaps", P_FILE }, { "limits", P_FILE },
-	{ "mounts", P_FILE }, { "mountinfo", P_FILE }, { "cgroup", P_FILE },
-	{ "auxv", P_FILE }, { "exe", P_LINK }, { "cwd", P_LINK }, { "root", P_LINK },
-	{ "fd", P_DIR }, { "fdinfo", P_DIR }, { "task", P_DIR }, { NULL, 0 },
+	{ "stat", P_FILE },   { "statm", P_FILE },   { "status", P_FILE },    { "cmdline", P_FILE },
+	{ "comm", P_FILE },   { "environ", P_FILE }, { "maps", P_FILE },      { "smaps", P_FILE },
+	{ "limits", P_FILE }, { "mounts", P_FILE },  { "mountinfo", P_FILE }, { "cgroup", P_FILE },
+	{ "auxv", P_FILE },   { "exe", P_LINK },     { "cwd", P_LINK },       { "root", P_LINK },
+	{ "fd", P_DIR },      { "fdinfo", P_DIR },   { "task", P_DIR },       { NULL, 0 },
 };
 static const struct pentry sys_entries[] = { { "kernel", P_DIR }, { "vm", P_DIR }, { NULL, 0 } };
+/* clang-format off */
 static const struct pentry sys_kernel_entries[] = {
 	{ "hostname", P_FILE }, { "domainname", P_FILE }, { "osrelease", P_FILE },
 	{ "ostype", P_FILE }, { "pid_max", P_FILE }, { "random", P_DIR }, { NULL, 0 },
 };
-static const struct pentry sys_random_entries[] = { { "uuid", P_FILE }, { "boot_id", P_FILE }, { NULL, 0 } };
+/* clang-format on */
+static const struct pentry sys_random_entries[] = { { "uuid", P_FILE },
+						    { "boot_id", P_FILE },
+						    { NULL, 0 } };
 static const struct pentry sys_vm_entries[] = { { "overcommit_memory", P_FILE }, { NULL, 0 } };
 
 static const struct pentry *find_entry(const struct pentry *tab, const char *name)
@@ -114,7 +117,9 @@ static int parse_dir(const char *dir, struct procfs_dir *d)
 static void synth_stat(struct stat *st, enum pent type, const struct vfs *v)
 {
 	memset(st, 0, sizeof *st);
-	st->st_mode = type == P_DIR ? S_IFDIR | 0555 : type == P_LINK ? S_IFLNK | 0777 : S_IFREG | 0444;
+	st->st_mode = type == P_DIR    ? S_IFDIR | 0555
+		      : type == P_LINK ? S_IFLNK | 0777
+				       : S_IFREG | 0444;
 	st->st_nlink = type == P_DIR ? 2 : 1;
 	st->st_uid = v->uid;
 	st->st_gid = v->gid;
@@ -129,8 +134,8 @@ static void synth_stat(struct stat *st, enum pent type, const struct vfs *v)
 void procfs_shown_path(struct vfs *v, const char *host, char *out, size_t len)
 {
 	static const char deleted[] = " (deleted)";
-	static const char *const devs[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-					    "/dev/urandom", NULL };
+	static const char *const devs[] = { "/dev/null",   "/dev/zero",    "/dev/full",
+					    "/dev/random", "/dev/urandom", NULL };
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s", host);
 	size_t n = strlen(path);
@@ -186,7 +191,7 @@ static void cwd_link(struct vfs *v, struct proc *p, char *link, size_t len)
 }
 
 int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
-		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid)
+		     struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid)
 {
 	struct procfs_dir d;
 	int r = parse_dir(dir, &d);
@@ -446,7 +451,8 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 			}
 			char link[PATH_MAX];
 			if (fd_link(v, d->pid, atoi(de->d_name), link, sizeof link) == 0)
-				add_placeholder(dir, de->d_name, d->sub[2] == 'i' ? P_FILE : P_LINK, link);
+				add_placeholder(dir, de->d_name, d->sub[2] == 'i' ? P_FILE : P_LINK,
+						link);
 		}
 		if (dp)
 			closedir(dp);

@@ -17,9 +17,9 @@ struct task;
 /* A /proc-relative dir ("." / "123" / "123/fd" / "123/task/124") split
  * into the pid it is about and the rest. */
 struct procfs_dir {
-	pid_t pid;          /* 0: not under a pid */
-	pid_t tid;          /* under task/TID */
-	const char *sub;    /* "" / "fd" / "fdinfo" / "task" / "sys/kernel"... */
+	pid_t pid;       /* 0: not under a pid */
+	pid_t tid;       /* under task/TID */
+	const char *sub; /* "" / "fd" / "fdinfo" / "task" / "sys/kernel"... */
 };
 
 /* What the sandbox is shown for host path `host` (a file an fd or a

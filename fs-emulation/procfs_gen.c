@@ -159,7 +159,7 @@ static long long sandbox_btime(void)
  * sandbox's boot and only grows. */
 #define MAX_CPUS 1024
 struct cpu_counts {
-	int ncpu;                                /* cpu0..cpuN-1 */
+	int ncpu;                                 /* cpu0..cpuN-1 */
 	unsigned long long cpu[MAX_CPUS + 1][10]; /* [0]: the "cpu" total */
 	unsigned long long ctxt, processes;
 };
@@ -217,11 +217,12 @@ static int sandbox_counts(void)
 			now_counts.cpu[row][k] = a > b ? a - b : 0;
 		}
 		/* idle is field 3 */
-		now_counts.cpu[row][3] += row ? before : before * (unsigned long long)now_counts.ncpu;
+		now_counts.cpu[row][3] += row ? before
+					      : before * (unsigned long long)now_counts.ncpu;
 	}
 	now_counts.ctxt -= now_counts.ctxt > snap_counts.ctxt ? snap_counts.ctxt : now_counts.ctxt;
 	now_counts.processes -= now_counts.processes > snap_counts.processes ? snap_counts.processes
-									      : now_counts.processes;
+									     : now_counts.processes;
 	return 0;
 }
 
@@ -277,6 +278,7 @@ static int gen_meminfo(const struct vfs *v, FILE *out)
 	/* The lines programs read (free, top, ps %MEM, psutil, the JVM and
 	 * Go runtimes); the kernel's internals (vmalloc, DMA zones, per-cgroup
 	 * and per-node detail) stay out. */
+	/* clang-format off */
 	static const char *const keys[] = {
 		"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SwapCached",
 		"Active", "Inactive", "Active(anon)", "Inactive(anon)", "Active(file)",
@@ -286,6 +288,7 @@ static int gen_meminfo(const struct vfs *v, FILE *out)
 		"Committed_AS", "HugePages_Total", "HugePages_Free", "HugePages_Rsvd",
 		"HugePages_Surp", "Hugepagesize", NULL,
 	};
+	/* clang-format on */
 	size_t n;
 	char *s = slurp("/proc/meminfo", &n);
 	if (!s)
@@ -368,7 +371,8 @@ static int gen_loadavg(FILE *out)
 	double l1 = 0, l5 = 0, l15 = 0;
 	sscanf(host, "%lf %lf %lf", &l1, &l5, &l15);
 	struct census c = sandbox_census();
-	fprintf(out, "%.2f %.2f %.2f %d/%u %d\n", l1, l5, l15, c.running, task_count(), (int)c.last);
+	fprintf(out, "%.2f %.2f %.2f %d/%u %d\n", l1, l5, l15, c.running, task_count(),
+		(int)c.last);
 	return 0;
 }
 
@@ -376,11 +380,10 @@ static void uuid_text(char *out, size_t len)
 {
 	unsigned char b[16] = { 0 };
 	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
-		memset(b, 0, sizeof b); /* never fails for 16 bytes once seeded */
+		memset(b, 0, sizeof b);               /* never fails for 16 bytes once seeded */
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-	snprintf(out, len,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	snprintf(out, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
 		 b[13], b[14], b[15]);
 }
@@ -413,8 +416,8 @@ int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE 
 		if (strcmp(name, "version") == 0) {
 			/* The kernel's names as uname gives them; not the host's
 			 * build banner, whose user@host is the kernel builder's. */
-			fprintf(out, "Linux version %s (moat@moat) (unknown compiler) %s\n", u.release,
-				u.version);
+			fprintf(out, "Linux version %s (moat@moat) (unknown compiler) %s\n",
+				u.release, u.version);
 			return 0;
 		}
 		if (strcmp(name, "filesystems") == 0) {
@@ -611,7 +614,8 @@ static int gen_mountinfo(struct vfs *v, FILE *out)
 		size_t best = 0;
 		for (int j = 0; j < v->nmnt; j++) {
 			const struct vfs_mount *q = &v->mnt[j];
-			if (j == i || q->vlen >= m->vlen || strncmp(m->vpath, q->vpath, q->vlen) != 0)
+			if (j == i || q->vlen >= m->vlen ||
+			    strncmp(m->vpath, q->vpath, q->vlen) != 0)
 				continue;
 			if ((q->vlen == 1 || m->vpath[q->vlen] == '/') && q->vlen >= best) {
 				best = q->vlen;
@@ -634,7 +638,8 @@ static int status_ids(pid_t pid, const char *key, unsigned ids[4])
 	size_t n;
 	char *s = slurp(path, &n);
 	char *l = s ? strstr(s, key) : NULL;
-	int got = l ? sscanf(l + strlen(key), "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) : 0;
+	int got = l ? sscanf(l + strlen(key), "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3])
+		    : 0;
 	free(s);
 	return got == 4 ? 0 : -ENOENT;
 }
@@ -649,8 +654,9 @@ static int may_read_private(struct task *caller, pid_t target)
 	if (caller->proc && caller->proc->tgid == target)
 		return 0;
 	unsigned cu[4], cg[4], tu[4], tg[4];
-	if (status_ids(caller->tid, "\nUid:", cu) < 0 || status_ids(caller->tid, "\nGid:", cg) < 0 ||
-	    status_ids(target, "\nUid:", tu) < 0 || status_ids(target, "\nGid:", tg) < 0)
+	if (status_ids(caller->tid, "\nUid:", cu) < 0 ||
+	    status_ids(caller->tid, "\nGid:", cg) < 0 || status_ids(target, "\nUid:", tu) < 0 ||
+	    status_ids(target, "\nGid:", tg) < 0)
 		return -EACCES;
 	for (int k = 0; k < 3; k++)
 		if (tu[k] != cu[3] || tg[k] != cg[3])

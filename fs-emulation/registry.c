@@ -16,8 +16,8 @@
 struct reg_entry {
 	dev_t dev;
 	ino_t ino;
-	char *vpath;  /* NULL: empty slot */
-	bool link;    /* a stand-in for the symlink at vpath (O_PATH|O_NOFOLLOW) */
+	char *vpath; /* NULL: empty slot */
+	bool link;   /* a stand-in for the symlink at vpath (O_PATH|O_NOFOLLOW) */
 };
 
 static struct reg_entry *tab;

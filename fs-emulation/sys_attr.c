@@ -19,8 +19,8 @@
 static int meta_fd(struct call *c, int fd);
 
 /* Walk to an existing node of a writable mount, for an attribute change. */
-static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags,
-		     struct vfs_path *p, struct verdict *v)
+static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags, struct vfs_path *p,
+		     struct verdict *v)
 {
 	int r = fs_walk(c, dirfd_argi, path_argi, 0,
 			((flags & AT_SYMLINK_NOFOLLOW) ? 0 : VW_FOLLOW) |
@@ -63,8 +63,10 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 		if (fd < 0)
 			v = v_error(-fd);
 		else
-			v = chmod(self, S_ISDIR(p.st.st_mode) ? mode & 07777 : fs_file_mode(mode))
-				    < 0 ? v_error(errno) : v_value(0);
+			v = chmod(self, S_ISDIR(p.st.st_mode) ? mode & 07777 : fs_file_mode(mode)) <
+					    0
+				    ? v_error(errno)
+				    : v_value(0);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -449,8 +451,10 @@ struct verdict sys_xattr(struct call *c)
 	}
 	char name[XATTR_NAME_MAX_ + 1] = "";
 	static char value[XATTR_SIZE_MAX_];
-	size_t size = op == SET ? (size_t)c->arg[3] : op == LIST ? (size_t)c->arg[2]
-			      : op == GET ? (size_t)c->arg[3] : 0;
+	size_t size = op == SET    ? (size_t)c->arg[3]
+		      : op == LIST ? (size_t)c->arg[2]
+		      : op == GET  ? (size_t)c->arg[3]
+				   : 0;
 	if (op != LIST) {
 		int r = read_xattr_name_in(c, 1, op == GET, name);
 		if (r < 0)
@@ -501,9 +505,7 @@ struct verdict sys_xattr(struct call *c)
 		n = root ? setxattr(at, name, value, size, (int)c->arg[4])
 			 : lsetxattr(at, name, value, size, (int)c->arg[4]);
 		break;
-	case REMOVE:
-		n = root ? removexattr(at, name) : lremovexattr(at, name);
-		break;
+	case REMOVE: n = root ? removexattr(at, name) : lremovexattr(at, name); break;
 	case GET:
 		n = root ? getxattr(at, name, cap ? value : NULL, cap)
 			 : lgetxattr(at, name, cap ? value : NULL, cap);

@@ -28,7 +28,8 @@ struct verdict sys_getcwd(struct call *c)
 static int may_search(struct vfs_path *p)
 {
 	if (p->kind == VN_HELD)
-		return syscall(SYS_faccessat2, p->magic_fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0
+		return syscall(SYS_faccessat2, p->magic_fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) <
+				       0
 			       ? -errno
 			       : 0;
 	if (p->kind != VN_HOST)
@@ -104,7 +105,7 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, FS_NEW_SLASH, &p, &v) < 0)
 		return v;
 	v = mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0 ? v_error(errno)
-										   : v_value(0);
+										    : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -123,12 +124,9 @@ struct verdict sys_mkdirat(struct call *c)
 static int last_is_dot(const char *path)
 {
 	switch (fs_last_type(path)) {
-	case FS_LAST_DOT:
-		return -EINVAL;
-	case FS_LAST_DOTDOT:
-		return -ENOTEMPTY;
-	default:
-		return 0;
+	case FS_LAST_DOT: return -EINVAL;
+	case FS_LAST_DOTDOT: return -ENOTEMPTY;
+	default: return 0;
 	}
 }
 

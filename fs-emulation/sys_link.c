@@ -133,8 +133,8 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 	else if (!S_ISDIR(a.st.st_mode) &&
 		 (a.trailing_slash || (!(flags & RENAME_EXCHANGE) && b.trailing_slash)))
 		v = v_error(ENOTDIR);
-	else if (a.parent < 0 || (b.exists && b.parent < 0) ||
-		 vfs_holds_mount(c->vfs, a.vpath) || vfs_holds_mount(c->vfs, b.vpath))
+	else if (a.parent < 0 || (b.exists && b.parent < 0) || vfs_holds_mount(c->vfs, a.vpath) ||
+		 vfs_holds_mount(c->vfs, b.vpath))
 		v = v_error(EBUSY); /* mounts are placed by path: their parents stay */
 	else if (a.mnt != b.mnt)
 		v = v_error(EXDEV);
@@ -148,8 +148,10 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 	else if (S_ISDIR(a.st.st_mode) && below(b.vpath, a.vpath))
 		v = v_error(EINVAL); /* into itself, before an overlay's EXDEV */
 	else if ((r = vfs_make_writable(c->vfs, &a, VC_RENAME)) < 0 ||
-		 (r = vfs_make_writable(c->vfs, &b, (flags & RENAME_EXCHANGE) ? VC_RENAME
-							: b.exists ? VC_REMOVE : VC_CREATE)) < 0)
+		 (r = vfs_make_writable(c->vfs, &b,
+					(flags & RENAME_EXCHANGE) ? VC_RENAME
+					: b.exists                ? VC_REMOVE
+								  : VC_CREATE)) < 0)
 		v = v_error(-r);
 	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
 		v = v_error(errno);
@@ -231,9 +233,9 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 {
 	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
 		return v_error(EINVAL);
-	int src = -1;                 /* an fd of the file to link */
-	struct vfs_mount *om = NULL;  /* the old name's mount (NULL: none of ours) */
-	bool linkable = true;         /* false: a directory or a synthetic node */
+	int src = -1;                /* an fd of the file to link */
+	struct vfs_mount *om = NULL; /* the old name's mount (NULL: none of ours) */
+	bool linkable = true;        /* false: a directory or a synthetic node */
 	struct vfs_path a = { .parent = -1 }, b;
 	struct verdict v;
 	struct stat st;
@@ -274,7 +276,8 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			/* linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW): the man
 			 * page's way to name an O_TMPFILE file; link that file. */
 			struct proc *owner = proc_find(a.magic_pid);
-			src = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, a.magic_fd, 0) : -1;
+			src = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, a.magic_fd, 0)
+				    : -1;
 			vfs_path_release(&a);
 			if (src < 0)
 				return v_error(ENOENT);
@@ -319,8 +322,9 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			 * cannot be swapped under us. */
 			char self[64];
 			fs_fdpath(src, self, sizeof self);
-			v = linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0 ? v_error(errno)
-											  : v_value(0);
+			v = linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0
+				    ? v_error(errno)
+				    : v_value(0);
 		}
 	}
 	vfs_path_release(&b);

@@ -86,8 +86,8 @@ struct verdict fs_fcntl_lock(struct call *c)
 	if (call_read(c, c->arg[2], &fl, sizeof fl) < 0)
 		return v_error(EFAULT);
 	bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
-	if ((ofd && fl.l_pid != 0) || (fl.l_whence != SEEK_SET && fl.l_whence != SEEK_CUR &&
-				       fl.l_whence != SEEK_END))
+	if ((ofd && fl.l_pid != 0) ||
+	    (fl.l_whence != SEEK_SET && fl.l_whence != SEEK_CUR && fl.l_whence != SEEK_END))
 		return v_error(EINVAL);
 	if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
 		if (fl.l_type != F_RDLCK && fl.l_type != F_WRLCK)
@@ -99,8 +99,7 @@ struct verdict fs_fcntl_lock(struct call *c)
 		return private_lock();
 	}
 	switch (fl.l_type) {
-	case F_UNLCK:
-		break;
+	case F_UNLCK: break;
 	case F_RDLCK:
 		if (acc == O_WRONLY)
 			return v_error(EBADF);
@@ -109,8 +108,7 @@ struct verdict fs_fcntl_lock(struct call *c)
 		if (acc == O_RDONLY)
 			return v_error(EBADF);
 		break;
-	default:
-		return v_error(EINVAL);
+	default: return v_error(EINVAL);
 	}
 	return private_lock();
 }

@@ -18,9 +18,9 @@
 /* The kernel's O_LARGEFILE (glibc's is 0 on x86_64; the kernel adds this
  * bit itself to every 64-bit open). */
 #define KERNEL_O_LARGEFILE 00100000
-#define VALID_OPEN_FLAGS                                                                            \
-	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |      \
-	 O_ASYNC | O_DIRECT | KERNEL_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |          \
+#define VALID_OPEN_FLAGS                                                                       \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | \
+	 O_ASYNC | O_DIRECT | KERNEL_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |      \
 	 O_CLOEXEC | O_SYNC | O_PATH | O_TMPFILE)
 #define O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
 /* The kernel's __O_TMPFILE alone (glibc's includes O_DIRECTORY). */
@@ -58,11 +58,11 @@ static int legacy_open_flags(uint64_t raw)
  * (core/job.h): `name` below directory `dir`, or (dir < 0) the file `hold`
  * reopened through /proc/self/fd. */
 struct open_job {
-	struct job job;         /* first: the job system's part */
-	int dir;                /* owned, or -1 */
-	int hold;               /* owned, or -1 */
+	struct job job; /* first: the job system's part */
+	int dir;        /* owned, or -1 */
+	int hold;       /* owned, or -1 */
 	char name[256];
-	int flags;              /* without O_CLOEXEC */
+	int flags; /* without O_CLOEXEC */
 };
 
 static ssize_t open_job_run(struct job *job)
@@ -167,7 +167,8 @@ static int open_existing(struct vfs *v, struct vfs_path *p, int flags)
 		return -EISDIR;
 	if ((flags & O_DIRECTORY) && !tmpfile && !dir && !S_ISLNK(p->st.st_mode))
 		return -ENOTDIR;
-	if ((flags & O_PATH) || !(wants_write(flags) || tmpfile) || !(S_ISREG(p->st.st_mode) || dir))
+	if ((flags & O_PATH) || !(wants_write(flags) || tmpfile) ||
+	    !(S_ISREG(p->st.st_mode) || dir))
 		return 0;
 	if (p->kind == VN_HOST)
 		return vfs_make_writable(v, p, VC_CHANGE);
@@ -267,12 +268,14 @@ static bool open_would_wait(struct call *c, struct vfs_path *p, int flags, struc
  * `flags` is what is opened (an O_PATH open is a read-only one by now). */
 static struct verdict open_node(struct call *c, struct vfs_path *p, int flags, mode_t mode)
 {
-	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask) : 0;
+	mode_t m = (flags & (O_CREAT | O_TMPFILE)) ? fs_file_mode(mode & ~c->task->proc->fs->umask)
+						   : 0;
 	int fd = vfs_open(c->vfs, c->task, p, flags & ~O_CLOEXEC, m);
 	if (fd == -EWOULDBLOCK && !(flags & O_NONBLOCK) && p->kind == VN_HOST && p->parent >= 0)
 		return open_in_job(c, p, flags); /* a FIFO after all, a lease */
-	if (fd == -ENOSPC && (p->kind == VN_MAGIC_FD ||
-			      (p->kind == VN_HOST && p->mnt->kind == MNT_DEV && !strcmp(p->name, "ptmx"))))
+	if (fd == -ENOSPC &&
+	    (p->kind == VN_MAGIC_FD ||
+	     (p->kind == VN_HOST && p->mnt->kind == MNT_DEV && !strcmp(p->name, "ptmx"))))
 		return v_deny(ENOSPC, "dev.pty-limit");
 	if ((fd == -ENOMEM || fd == -EMFILE) && p->kind == VN_PROC)
 		return v_deny(-fd, "limit.moat-memory"); /* past what moat may hold (held.c) */
@@ -314,7 +317,8 @@ static struct verdict open_walked(struct call *c, struct vfs_path *p, int flags,
 		if (p->exists && S_ISLNK(p->st.st_mode))
 			return open_symlink_standin(c, p, flags);
 		/* Served as a read-only open, which needs read permission. */
-		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK | O_NOCTTY;
+		flags = (flags & (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) | O_RDONLY | O_NONBLOCK |
+			O_NOCTTY;
 	}
 	struct verdict v;
 	if (open_would_wait(c, p, flags, &v))
@@ -324,8 +328,8 @@ static struct verdict open_walked(struct call *c, struct vfs_path *p, int flags,
 
 /* open, openat, openat2, creat: flags as the kernel takes them (refused
  * before any lookup), the walk, and the layer below. */
-static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags,
-			      mode_t mode, uint64_t resolve)
+static struct verdict do_open(struct call *c, int dirfd_argi, int path_argi, int flags, mode_t mode,
+			      uint64_t resolve)
 {
 	int r = open_flags_check(flags);
 	if (r < 0)
@@ -374,8 +378,9 @@ struct verdict sys_openat2(struct call *c)
 	memcpy(&how, buf, sizeof how);
 	if (how.flags & ~(uint64_t)VALID_OPEN_FLAGS)
 		return v_error(EINVAL);
-	if (how.resolve & ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
-				     RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
+	if (how.resolve &
+	    ~(uint64_t)(RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+			RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
 		return v_error(EINVAL);
 	if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
 		return v_error(EINVAL); /* scoping flags exclude each other */

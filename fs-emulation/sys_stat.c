@@ -37,7 +37,8 @@ static int task_fd_stat(struct call *c, int fd, struct stat *st)
 	int r = fs_task_fd_stat(c, fd, st);
 	struct vfs *v = c->vfs;
 	const char *standin = r == 0 && S_ISREG(st->st_mode) && st->st_size == 0
-				      ? reg_get_link(st->st_dev, st->st_ino) : NULL;
+				      ? reg_get_link(st->st_dev, st->st_ino)
+				      : NULL;
 	if (standin) {
 		/* the stand-in of an O_PATH|O_NOFOLLOW symlink: the link's stat */
 		struct vfs_path p;
@@ -294,8 +295,8 @@ struct verdict sys_faccessat2(struct call *c)
 	return access_common(c, 0, 1, (int)c->arg[2], (int)c->arg[3]);
 }
 
-static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_argi,
-				      int buf_argi, int size_argi)
+static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_argi, int buf_argi,
+				      int size_argi)
 {
 	int64_t size = (int64_t)c->arg[size_argi];
 	if ((int)size <= 0)
@@ -334,7 +335,8 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 		struct stat st;
 		int mfd;
 		pid_t mpid;
-		r = procfs_walk_step(c->vfs, c->task, dir, name, &st, link, sizeof link, &mfd, &mpid);
+		r = procfs_walk_step(c->vfs, c->task, dir, name, &st, link, sizeof link, &mfd,
+				     &mpid);
 		n = r < 0 ? r : (ssize_t)strlen(link);
 	}
 	if (n < 0) {
@@ -368,17 +370,10 @@ static void statfs_kind(const struct vfs_mount *m, struct statfs *sf)
 	switch (m ? m->kind : MNT_BIND) {
 	case MNT_TMPFS:
 	case MNT_DEV:
-	case MNT_ROOT:
-		sf->f_type = TMPFS_MAGIC;
-		break;
-	case MNT_OVERLAY:
-		sf->f_type = OVERLAYFS_SUPER_MAGIC;
-		break;
-	case MNT_PROC:
-		sf->f_type = PROC_SUPER_MAGIC;
-		break;
-	case MNT_BIND:
-		break; /* the host directory's own */
+	case MNT_ROOT: sf->f_type = TMPFS_MAGIC; break;
+	case MNT_OVERLAY: sf->f_type = OVERLAYFS_SUPER_MAGIC; break;
+	case MNT_PROC: sf->f_type = PROC_SUPER_MAGIC; break;
+	case MNT_BIND: break; /* the host directory's own */
 	}
 	if (m && m->ro)
 		sf->f_flags |= ST_RDONLY;

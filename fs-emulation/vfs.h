@@ -20,31 +20,31 @@
 struct task;
 
 enum mnt_kind {
-	MNT_ROOT,   /* the skeleton holding mount points; read-only */
-	MNT_BIND,   /* a host directory */
-	MNT_TMPFS,  /* a private scratch directory, removed at exit */
-	MNT_DEV,    /* synthetic /dev: a skeleton with allowed device names */
-	MNT_PROC,   /* synthetic /proc: generated, sandbox pids only */
-	MNT_OVERLAY,/* a writable layer over a read-only host directory */
+	MNT_ROOT,    /* the skeleton holding mount points; read-only */
+	MNT_BIND,    /* a host directory */
+	MNT_TMPFS,   /* a private scratch directory, removed at exit */
+	MNT_DEV,     /* synthetic /dev: a skeleton with allowed device names */
+	MNT_PROC,    /* synthetic /proc: generated, sandbox pids only */
+	MNT_OVERLAY, /* a writable layer over a read-only host directory */
 };
 
 struct vfs_mount {
-	char vpath[PATH_MAX];  /* "/usr"; "/" for the root */
+	char vpath[PATH_MAX]; /* "/usr"; "/" for the root */
 	size_t vlen;
 	enum mnt_kind kind;
 	bool ro;
-	bool cached;           /* its directories may sit in the dentry cache */
-	bool quota;            /* a tmpfs of its own, unmounted at teardown */
-	int root_fd;           /* O_PATH directory fd of the host directory */
-	char host[PATH_MAX];   /* its host path (exec rewrite, never shown) */
+	bool cached;         /* its directories may sit in the dentry cache */
+	bool quota;          /* a tmpfs of its own, unmounted at teardown */
+	int root_fd;         /* O_PATH directory fd of the host directory */
+	char host[PATH_MAX]; /* its host path (exec rewrite, never shown) */
 	dev_t dev;
 	ino_t ino;
 	/* MNT_OVERLAY: root_fd and host are the lower (host) layer; these
 	 * the writable upper layer (see overlay.c). */
 	int upper_fd;
 	char upper[PATH_MAX];
-	bool upper_real;       /* the upper layer's root is a real directory
-				* (something was written): kept by overlay.c */
+	bool upper_real; /* the upper layer's root is a real directory
+			  * (something was written): kept by overlay.c */
 	/* Files that stand in for the lower layer's of the same name at the
 	 * mount's top (the synthetic /etc/passwd...): a directory of them. */
 	int shadow_fd;
@@ -57,21 +57,25 @@ struct vfs_mount {
 struct vfs {
 	struct vfs_mount mnt[VFS_MAX_MOUNTS];
 	int nmnt;
-	char scratch[PATH_MAX];      /* host scratch directory: the writable mounts */
-	char skel[PATH_MAX];         /* the skeletons (/, /dev, /proc listings): in
-				      * memory (/dev/shm) when it can be, else
-				      * inside scratch */
-	uid_t uid;                   /* sandbox credentials, for synthetic files */
+	char scratch[PATH_MAX]; /* host scratch directory: the writable mounts */
+	char skel[PATH_MAX];    /* the skeletons (/, /dev, /proc listings): in
+				 * memory (/dev/shm) when it can be, else
+				 * inside scratch */
+	uid_t uid;              /* sandbox credentials, for synthetic files */
 	gid_t gid;
 	/* The overlays' upper layers live below one base directory (in
 	 * scratch, or the --persist directory) together with the phantoms:
 	 * the inodes whose hard links stand for entries of a lower layer. */
 	int ov_base;
-	dev_t ov_dev;                /* the filesystem of the upper layers */
-	bool ov_used;                /* some upper layer holds something: only
-				      * then can a granted file be a copy */
+	dev_t ov_dev; /* the filesystem of the upper layers */
+	bool ov_used; /* some upper layer holds something: only
+		       * then can a granted file be a copy */
 	char ov_base_path[PATH_MAX];
-	struct { dev_t dev; ino_t ino; mode_t type; } phantom[VFS_MAX_PHANTOMS];
+	struct {
+		dev_t dev;
+		ino_t ino;
+		mode_t type;
+	} phantom[VFS_MAX_PHANTOMS];
 	int nphantom;
 	/* The credentials the loop switches between: moat's own (all
 	 * capabilities, fsuid 0 when root) for copy-up, and back to the
@@ -81,28 +85,28 @@ struct vfs {
 	 * memory limit: mem_limit (0: none, then HELD_CAP_DEFAULT), less what
 	 * the sandbox's processes use now (mem_used, with mem_ctx). */
 	uint64_t mem_limit;
-	const char *etc_allow[16];   /* --etc NAME: more of the host's /etc shown */
+	const char *etc_allow[16]; /* --etc NAME: more of the host's /etc shown */
 	int netc_allow;
 	uint64_t (*mem_used)(void *ctx);
 	void *mem_ctx;
 	/* The host name and terminal the sandbox is shown (core/machine.h). */
 	const struct machine *machine;
 	/* The network as /etc describes it (set by cli from net-stub). */
-	const char *etc_hosts_pins;  /* "ADDR\tNAME\n" lines: names moat resolved, or NULL */
-	bool etc_dns_stub;           /* a stub resolver answers at 127.0.0.53 */
-	bool etc_no_egress;          /* no destination outside is allowed */
+	const char *etc_hosts_pins; /* "ADDR\tNAME\n" lines: names moat resolved, or NULL */
+	bool etc_dns_stub;          /* a stub resolver answers at 127.0.0.53 */
+	bool etc_no_egress;         /* no destination outside is allowed */
 };
 
 /* Walk flags. */
-#define VW_FOLLOW      0x01  /* follow a final symlink */
-#define VW_NO_SYMLINKS 0x02  /* openat2 RESOLVE_NO_SYMLINKS: any symlink -> ELOOP */
-#define VW_BENEATH     0x04  /* RESOLVE_BENEATH: leaving `base` -> EXDEV */
-#define VW_IN_ROOT     0x08  /* RESOLVE_IN_ROOT: `base` acts as the root */
-#define VW_NO_XDEV     0x10  /* RESOLVE_NO_XDEV: crossing a mount -> EXDEV */
-#define VW_LAST_NAME   0x20  /* the last component is a name the call itself acts
-			      * on (O_CREAT, rename): a trailing slash neither
-			      * follows it nor demands a directory; the caller
-			      * applies its own rule (out->trailing_slash) */
+#define VW_FOLLOW 0x01      /* follow a final symlink */
+#define VW_NO_SYMLINKS 0x02 /* openat2 RESOLVE_NO_SYMLINKS: any symlink -> ELOOP */
+#define VW_BENEATH 0x04     /* RESOLVE_BENEATH: leaving `base` -> EXDEV */
+#define VW_IN_ROOT 0x08     /* RESOLVE_IN_ROOT: `base` acts as the root */
+#define VW_NO_XDEV 0x10     /* RESOLVE_NO_XDEV: crossing a mount -> EXDEV */
+/* The last component is a name the call itself acts on (O_CREAT, rename):
+ * a trailing slash neither follows it nor demands a directory; the caller
+ * applies its own rule (out->trailing_slash). */
+#define VW_LAST_NAME 0x20
 
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`
@@ -111,22 +115,22 @@ enum vnode_kind {
 	VN_HOST,
 	VN_PROC,
 	VN_MAGIC_FD,
-	VN_HELD,      /* a removed directory (cwd or dirfd) named by ".": known only
-		       * by the fd `magic_fd`, which the path owns */
+	VN_HELD, /* a removed directory (cwd or dirfd) named by ".": known only
+		  * by the fd `magic_fd`, which the path owns */
 };
 
 struct vfs_path {
 	struct vfs_mount *mnt;
 	enum vnode_kind kind;
-	char vpath[PATH_MAX];   /* canonical virtual path */
-	char rel[PATH_MAX];     /* relative to mnt root: "." or "a/b" */
+	char vpath[PATH_MAX]; /* canonical virtual path */
+	char rel[PATH_MAX];   /* relative to mnt root: "." or "a/b" */
 	int parent;
-	const char *name;       /* last component of rel */
+	const char *name; /* last component of rel */
 	bool exists;
-	struct stat st;         /* lstat of the node when it exists */
-	bool outside;           /* named something outside the view */
-	bool upper;             /* MNT_OVERLAY: `parent` (or the root) is in the
-				 * upper layer, and so is the node if it exists */
+	struct stat st; /* lstat of the node when it exists */
+	bool outside;   /* named something outside the view */
+	bool upper;     /* MNT_OVERLAY: `parent` (or the root) is in the
+			 * upper layer, and so is the node if it exists */
 	bool trailing_slash;
 	/* VN_MAGIC_FD: /proc/PID/fd/N, reopened from the task's fd.
 	 * VN_HELD: magic_fd is the supervisor's own fd of the node. */
@@ -138,8 +142,8 @@ struct vfs_path {
  * a message in `err`.  `persist`: a directory holding the overlays' upper
  * layers across runs, or NULL for private layers removed at exit. */
 struct vfs_mount_req {
-	const char *src;   /* host path (bind) or NULL (tmpfs) */
-	const char *dst;   /* virtual absolute path */
+	const char *src; /* host path (bind) or NULL (tmpfs) */
+	const char *dst; /* virtual absolute path */
 	enum mnt_kind kind;
 	bool ro;
 	unsigned long long size; /* tmpfs: a byte quota of its own (0: none) */
@@ -152,8 +156,8 @@ void vfs_teardown(struct vfs *v);
  * Returns 0 with *out filled (out->exists says whether the last component
  * is there), or -errno for a failure before the last component.  The task
  * gives meaning to /proc/self. */
-int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
-	     int flags, struct vfs_path *out);
+int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path, int flags,
+	     struct vfs_path *out);
 void vfs_path_release(struct vfs_path *p);
 
 /* Forget every cached directory of mount `m` (after rmdir or rename
@@ -188,10 +192,10 @@ int vfs_vpath_of_host(struct vfs *v, const char *host, char *out, size_t len);
  * -EROFS; in an overlay, copy up what the change needs so that `p` (its
  * parent fd, name, stat) then names the upper layer.  0 or -errno. */
 enum vfs_change {
-	VC_CREATE,  /* a new name in p's directory */
-	VC_CHANGE,  /* the node's contents or attributes */
-	VC_REMOVE,  /* the name goes (unlink, rmdir, replaced by rename) */
-	VC_RENAME,  /* the node moves to another name */
+	VC_CREATE, /* a new name in p's directory */
+	VC_CHANGE, /* the node's contents or attributes */
+	VC_REMOVE, /* the name goes (unlink, rmdir, replaced by rename) */
+	VC_RENAME, /* the node moves to another name */
 };
 int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what);
 /* The directory fd a walked mount root (p->parent < 0) is reached by. */
@@ -274,7 +278,7 @@ bool dev_is_ptmx(int fd);
 
 /* Synthetic /proc (proc.c). */
 int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char *name,
-		   struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid);
+		     struct stat *st, char *link, size_t linklen, int *magic_fd, pid_t *magic_pid);
 int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags);
 /* sysinfo(2) as the sandbox sees it: the sandbox's uptime and task count,
  * the host's memory and load (as its /proc shows them).  0 or -errno. */

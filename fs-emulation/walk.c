@@ -64,6 +64,7 @@ static const char *rel_of(const struct vfs_mount *m, const char *vpath)
  * users run open (python, pandas, matplotlib, pip, gcc, git, node, sqlite,
  * perl, bash, coreutils, openssl, curl, apt); every other name of the
  * host's is absent, as if the host had none. */
+/* clang-format off */
 static const char *const etc_allowed[] = {
 	/* the loader, the C library, locales, time */
 	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "locale.gen", "localtime",
@@ -90,6 +91,7 @@ static const char *const etc_allowed[] = {
 	 * --etc NAME shows one where a program needs it. */
 	NULL,
 };
+/* clang-format on */
 
 /* The length of the part of `vpath` that the view hides (/etc/NAME for a
  * NAME the allowlist lacks, /etc/ssl/private...), 0 when none is. */
@@ -98,11 +100,13 @@ static const char *const etc_allowed[] = {
  * tells which the host has. */
 static size_t secret_prefix(const char *vpath)
 {
+	/* clang-format off */
 	static const char *const secret[] = {
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-",
 		"/etc/group-", "/etc/sudoers", "/etc/sudoers.d", "/etc/security", "/etc/ssl/private",
 		"/etc/apt/auth.conf", "/etc/apt/auth.conf.d", NULL,
 	};
+	/* clang-format on */
 	for (const char *const *h = secret; *h; h++) {
 		size_t n = strlen(*h);
 		if (strncmp(vpath, *h, n) == 0 && (vpath[n] == '\0' || vpath[n] == '/'))
@@ -150,8 +154,8 @@ static bool user_mount_at(const struct vfs *v, const char *pre, size_t n)
 		size_t ml = strlen(mv);
 		if (strncmp(mv, pre, n) == 0 && (mv[n] == '\0' || mv[n] == '/'))
 			return true;
-		if (ml > 5 && strncmp(mv, "/etc/", 5) == 0 && ml <= n && strncmp(pre, mv, ml) == 0 &&
-		    (pre[ml] == '\0' || pre[ml] == '/'))
+		if (ml > 5 && strncmp(mv, "/etc/", 5) == 0 && ml <= n &&
+		    strncmp(pre, mv, ml) == 0 && (pre[ml] == '\0' || pre[ml] == '/'))
 			return true;
 	}
 	return false;
@@ -212,7 +216,7 @@ struct dentry {
 	const struct vfs_mount *mnt;
 	char *rel;
 	int fd;
-	bool upper;  /* an overlay's upper-layer directory */
+	bool upper; /* an overlay's upper-layer directory */
 };
 
 static struct dentry dcache[DCACHE_SLOTS];
@@ -304,8 +308,8 @@ void vfs_dcache_clear(void)
 /* /dev entries that are placeholders for the host's device of that name. */
 bool vfs_dev_name(const char *name)
 {
-	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty",
-					    "ptmx", NULL };
+	static const char *const devs[] = { "null",    "zero", "full", "random",
+					    "urandom", "tty",  "ptmx", NULL };
 	for (const char *const *d = devs; *d; d++)
 		if (strcmp(name, *d) == 0)
 			return true;
@@ -482,9 +486,9 @@ enum walk_step {
 
 struct walk {
 	struct vfs *v;
-	struct task *t;              /* gives meaning to /proc/self */
-	int flags;                   /* VW_* */
-	bool scoped;                 /* VW_BENEATH or VW_IN_ROOT: base is a floor */
+	struct task *t; /* gives meaning to /proc/self */
+	int flags;      /* VW_* */
+	bool scoped;    /* VW_BENEATH or VW_IN_ROOT: base is a floor */
 	struct vfs_path *out;
 	char todo[2 * PATH_MAX + 2]; /* the path to walk */
 	char *rest;                  /* what is left of it (into todo) */
@@ -650,7 +654,8 @@ static int walk_proc(struct walk *w, struct vfs_mount *m)
 	struct stat st;
 	int mfd = -1;
 	pid_t mpid = 0;
-	int r = procfs_walk_step(w->v, w->t, dir, w->comp, &st, w->link, sizeof w->link, &mfd, &mpid);
+	int r = procfs_walk_step(w->v, w->t, dir, w->comp, &st, w->link, sizeof w->link, &mfd,
+				 &mpid);
 	if (r == -ENOENT && procfs_foreign_pid(dir, w->comp))
 		out->outside = true;
 	if (r == -ENOENT && w->last) {
@@ -852,8 +857,8 @@ static int walk_finish(struct walk *w)
 	return 0;
 }
 
-int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path,
-	     int flags, struct vfs_path *out)
+int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path, int flags,
+	     struct vfs_path *out)
 {
 	struct walk w;
 	int r = walk_init(&w, v, t, base, path, flags, out);
@@ -887,6 +892,6 @@ int vfs_host_path(const struct vfs_path *p, char *buf, size_t len)
 {
 	const char *host = p->mnt->kind == MNT_OVERLAY && p->upper ? p->mnt->upper : p->mnt->host;
 	int n = strcmp(p->rel, ".") == 0 ? snprintf(buf, len, "%s", host)
-					  : snprintf(buf, len, "%s/%s", host, p->rel);
+					 : snprintf(buf, len, "%s/%s", host, p->rel);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

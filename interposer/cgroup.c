@@ -81,7 +81,8 @@ int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ct
 			continue;
 		if (strchr(mnt, '\\') || strchr(root, '\\')) /* escaped names: not ours */
 			continue;
-		if (ctrl ? strcmp(fstype, "cgroup") || !has_word(opts, ctrl) : strcmp(fstype, "cgroup2"))
+		if (ctrl ? strcmp(fstype, "cgroup") || !has_word(opts, ctrl)
+			 : strcmp(fstype, "cgroup2"))
 			continue;
 		const char *rel = cgpath;
 		size_t rl = strlen(root);
@@ -112,8 +113,8 @@ static int open_cgroupfs(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct statfs fs;
-	if (fd >= 0 && (fstatfs(fd, &fs) < 0 || (fs.f_type != CGROUP_SUPER_MAGIC &&
-						  fs.f_type != CGROUP2_SUPER_MAGIC))) {
+	if (fd >= 0 && (fstatfs(fd, &fs) < 0 ||
+			(fs.f_type != CGROUP_SUPER_MAGIC && fs.f_type != CGROUP2_SUPER_MAGIC))) {
 		close(fd);
 		fd = -1;
 	}
@@ -266,7 +267,8 @@ static void remove_dirs(struct cgroups *cg)
 	}
 	for (int d = cg->ndir - 1; d >= 0; d--)
 		for (int k = 0; k < 100; k++) {
-			if (unlinkat(cg->parent_fd[d], cg->name[d], AT_REMOVEDIR) == 0 || errno != EBUSY)
+			if (unlinkat(cg->parent_fd[d], cg->name[d], AT_REMOVEDIR) == 0 ||
+			    errno != EBUSY)
 				break;
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
@@ -315,9 +317,9 @@ static void cleanup_at_exit(void)
  * (SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked for the run and
  * forwarded; the faults and SIGTRAP are left to a sanitizer and a
  * debugger), and the real-time ones. */
-static const int fatal_sigs[] = { SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGUSR1,
-				  SIGUSR2, SIGALRM,   SIGVTALRM, SIGPROF, SIGIO,
-				  SIGPWR,  SIGXCPU,   SIGXFSZ, SIGSTKFLT, SIGSYS };
+static const int fatal_sigs[] = { SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM,   SIGUSR1,
+				  SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,   SIGIO,
+				  SIGPWR,  SIGXCPU, SIGXFSZ,   SIGSTKFLT, SIGSYS };
 
 static void fatal_set(sigset_t *set)
 {
@@ -364,7 +366,8 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 {
 	memset(cg, 0, sizeof *cg);
 	cg->use = use;
-	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd = cg->usage_fd = -1;
+	cg->kill_fd = cg->oom_fd = cg->pids_fd = cg->cpu_fd = cg->cpustat_fd = cg->peak_fd =
+		cg->usage_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
 		cg->procs_fd[d] = cg->parent_fd[d] = cg->lock_fd[d] = -1;
 	if (use == CG_OFF)
@@ -413,7 +416,8 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 			if (cg->oom_fd >= 0 && (e == 0 || e == -ENOENT))
 				cg->ver[CGP_MEMORY] = 2, cg->piece_dir[CGP_MEMORY] = d;
 			else
-				close_fd(&cg->oom_fd), close_fd(&cg->peak_fd), close_fd(&cg->usage_fd);
+				close_fd(&cg->oom_fd), close_fd(&cg->peak_fd),
+					close_fd(&cg->usage_fd);
 		}
 		if (l->pids && has_word(sub, "pids") && write_num(dfd, "pids.max", l->pids) == 0 &&
 		    (cg->pids_fd = open_at(dfd, "pids.events", O_RDONLY)) >= 0)
@@ -465,11 +469,11 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 	}
 	if (use != CG_REQUIRED)
 		return 0;
-	const char *missing = !cg->ndir                            ? "any limit"
+	const char *missing = !cg->ndir                              ? "any limit"
 			      : l->mem_bytes && !cg->ver[CGP_MEMORY] ? "the memory limit"
-			      : l->pids && !cg->ver[CGP_PIDS]         ? "the task limit"
-			      : l->cpu_s > 0 && !cg->ver[CGP_CPU]     ? "the CPU time"
-								      : NULL;
+			      : l->pids && !cg->ver[CGP_PIDS]        ? "the task limit"
+			      : l->cpu_s > 0 && !cg->ver[CGP_CPU]    ? "the CPU time"
+								     : NULL;
 	if (!missing)
 		return 0;
 	cgroup_cleanup(cg);
@@ -636,7 +640,8 @@ uint64_t cgroup_memory_ceiling(void)
 			close(dfd);
 			struct statfs fs;
 			dfd = up;
-			if (dfd >= 0 && (fstatfs(dfd, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)) {
+			if (dfd >= 0 &&
+			    (fstatfs(dfd, &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)) {
 				close(dfd);
 				dfd = -1;
 			}

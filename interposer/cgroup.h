@@ -43,25 +43,25 @@ enum cg_piece {
 
 struct cgroups {
 	enum cg_use use;
-	int ver[CGP_N];                  /* 0: not in force, else 1 or 2 */
-	int piece_dir[CGP_N];            /* the directory that holds it */
-	char dir[CG_MAX_DIRS][4096];     /* the directories moat made (paths, for messages) */
-	char name[CG_MAX_DIRS][64];      /* their names in their parents */
-	int parent_fd[CG_MAX_DIRS];      /* the parents (removal by unlinkat) */
-	int procs_fd[CG_MAX_DIRS];       /* their cgroup.procs */
-	int lock_fd[CG_MAX_DIRS];        /* each, flock(LOCK_SH) while ours */
+	int ver[CGP_N];              /* 0: not in force, else 1 or 2 */
+	int piece_dir[CGP_N];        /* the directory that holds it */
+	char dir[CG_MAX_DIRS][4096]; /* the directories moat made (paths, for messages) */
+	char name[CG_MAX_DIRS][64];  /* their names in their parents */
+	int parent_fd[CG_MAX_DIRS];  /* the parents (removal by unlinkat) */
+	int procs_fd[CG_MAX_DIRS];   /* their cgroup.procs */
+	int lock_fd[CG_MAX_DIRS];    /* each, flock(LOCK_SH) while ours */
 	int ndir;
-	pid_t owner;                     /* moat: a forked child never cleans up */
-	uid_t self_uid;                  /* moat's own ids, for the signal handler */
+	pid_t owner;    /* moat: a forked child never cleans up */
+	uid_t self_uid; /* moat's own ids, for the signal handler */
 	gid_t self_gid;
-	uint64_t ceiling;                /* the host's RAM or an enclosing limit, the smaller */
-	int kill_fd;                     /* cgroup.kill */
-	int oom_fd;                      /* memory.events (v2), memory.oom_control (v1) */
-	int pids_fd;                     /* pids.events */
-	int cpu_fd;                      /* cpu.stat (v2), cpuacct.usage (v1) */
-	int cpustat_fd;                  /* cpuacct.stat (v1) */
-	int peak_fd;                     /* memory.peak (v2), memory.max_usage_in_bytes (v1) */
-	int usage_fd;                    /* memory.current (v2), memory.usage_in_bytes (v1) */
+	uint64_t ceiling; /* the host's RAM or an enclosing limit, the smaller */
+	int kill_fd;      /* cgroup.kill */
+	int oom_fd;       /* memory.events (v2), memory.oom_control (v1) */
+	int pids_fd;      /* pids.events */
+	int cpu_fd;       /* cpu.stat (v2), cpuacct.usage (v1) */
+	int cpustat_fd;   /* cpuacct.stat (v1) */
+	int peak_fd;      /* memory.peak (v2), memory.max_usage_in_bytes (v1) */
+	int usage_fd;     /* memory.current (v2), memory.usage_in_bytes (v1) */
 };
 
 /* Make the cgroups the limits need (and, for CPU accounting and the kill,

@@ -30,7 +30,10 @@
 static void reply(struct call *c, int64_t val, int error, uint32_t flags)
 {
 	struct seccomp_notif_resp resp = {
-		.id = c->id, .val = val, .error = error, .flags = flags,
+		.id = c->id,
+		.val = val,
+		.error = error,
+		.flags = flags,
 	};
 	/* ENOENT: the caller died or was interrupted; nothing to undo for
 	 * plain values, and fds are closed by the caller of reply. */
@@ -63,7 +66,8 @@ void dispatch_done(struct sandbox *sb, struct pending *p, int64_t result)
 	c->nstack = 0;
 	if (audit_admit(sb->audit, &p->v)) {
 		if (c->task && c->task->proc)
-			c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack, STACK_MAX);
+			c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack,
+						  STACK_MAX);
 		audit_call(sb->audit, c, &p->v, result);
 	}
 	free(p->call);
@@ -206,9 +210,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 		result = v.value;
 		reply(&c, v.value, 0, 0);
 		break;
-	case V_CONTINUE:
-		reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-		break;
+	case V_CONTINUE: reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); break;
 	case V_PENDING:
 		/* A job answers it when it finishes (net-stub/async.c), and
 		 * the record waits for the result. */
@@ -247,8 +249,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 struct verdict dispatch_stop(struct sandbox *sb, struct task *t, long nr, const uint64_t args[6],
 			     uint64_t ip, uint64_t sp)
 {
-	static struct call c;           /* one at a time, as dispatch's */
-	static struct exec_plan plan;   /* large: never on the stack */
+	static struct call c;         /* one at a time, as dispatch's */
+	static struct exec_plan plan; /* large: never on the stack */
 	call_fill(&c, sb, t->tid, nr, args, ip);
 	c.id = 0;
 	c.notify_fd = -1;

@@ -171,16 +171,19 @@ static const char *oom_message(struct sandbox *sb)
 	if (own > 0)
 		snprintf(msg, sizeof msg,
 			 "memory limit of %llu bytes exceeded (the kernel's OOM killer stopped a "
-			 "process at it)", lim);
+			 "process at it)",
+			 lim);
 	else if (own == 0) /* a process of ours was the victim of another limit */
 		snprintf(msg, sizeof msg,
 			 "out of memory below the sandbox's limit of %llu bytes: the host or a "
 			 "cgroup moat runs in ran out (the kernel's OOM killer stopped a process)",
 			 lim);
 	else
-		snprintf(msg, sizeof msg,
-			 "out of memory at the sandbox's limit of %llu bytes or an enclosing one (the "
-			 "kernel's OOM killer stopped a process)", lim);
+		snprintf(
+			msg, sizeof msg,
+			"out of memory at the sandbox's limit of %llu bytes or an enclosing one (the "
+			"kernel's OOM killer stopped a process)",
+			lim);
 	return msg;
 }
 
@@ -214,8 +217,9 @@ static int sample_one(struct proc *p, void *arg)
 	buf[n] = '\0';
 	const char *rp = strrchr(buf, ')'); /* comm may hold anything */
 	unsigned long long ut, st, cut, cst, rss;
-	if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu "
-				  "%*d %*d %*d %*d %*u %*u %llu",
+	if (!rp || sscanf(rp + 2,
+			  "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu "
+			  "%*d %*d %*d %*d %*u %*u %llu",
 			  &ut, &st, &cut, &cst, &rss) != 5)
 		return 0;
 	static long tick, page_kb;
@@ -316,7 +320,8 @@ void limits_tick(struct sandbox *sb)
 	if (l->cpu_s > r->cpu_s) {
 		static long ncpu;
 		if (!ncpu)
-			ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+			ncpu = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN)
+								 : 1;
 		uint64_t d = (uint64_t)((l->cpu_s - r->cpu_s) / (double)ncpu * 1e9);
 		next = min_u64(next, d > CPU_MIN_NS ? d : CPU_MIN_NS);
 	}
@@ -325,7 +330,8 @@ void limits_tick(struct sandbox *sb)
 		char msg[128];
 		snprintf(msg, sizeof msg, "CPU time limit of %g s exceeded", l->cpu_s);
 		limits_stop(sb, "TO", "time", msg, false);
-	} else if (memory_polled(sb) && s.rss_kb * 1024 > l->mem_bytes && now >= r->pss_earliest_ns &&
+	} else if (memory_polled(sb) && s.rss_kb * 1024 > l->mem_bytes &&
+		   now >= r->pss_earliest_ns &&
 		   (s.rss_kb > r->pss_rss_kb + r->pss_rss_kb / 16 || now >= r->pss_next_ns)) {
 		/* Resident pages count once per process that maps them: forked
 		 * workers sharing a parent's data would pass the limit on
@@ -341,7 +347,8 @@ void limits_tick(struct sandbox *sb)
 		r->pss_earliest_ns = now + took + 20 * took;
 		if (pss * 1024 > l->mem_bytes) {
 			char msg[160];
-			snprintf(msg, sizeof msg, "memory limit of %llu bytes exceeded (%llu in use)",
+			snprintf(msg, sizeof msg,
+				 "memory limit of %llu bytes exceeded (%llu in use)",
 				 (unsigned long long)l->mem_bytes, (unsigned long long)pss * 1024);
 			/* Memory grows during a grace period: none. */
 			limits_stop(sb, "ML", "memory", msg, true);
@@ -394,10 +401,11 @@ void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 	} else if (WIFEXITED(exit_status)) {
 		snprintf(r->status, sizeof r->status, "%s", WEXITSTATUS(exit_status) ? "RE" : "OK");
 		if (WEXITSTATUS(exit_status))
-			snprintf(r->message, sizeof r->message, "exited with %d", WEXITSTATUS(exit_status));
+			snprintf(r->message, sizeof r->message, "exited with %d",
+				 WEXITSTATUS(exit_status));
 	} else if (WIFSIGNALED(exit_status)) {
 		snprintf(r->status, sizeof r->status, "SG");
-		snprintf(r->message, sizeof r->message, "killed by signal %d (%s)", WTERMSIG(exit_status),
-			 strsignal(WTERMSIG(exit_status)));
+		snprintf(r->message, sizeof r->message, "killed by signal %d (%s)",
+			 WTERMSIG(exit_status), strsignal(WTERMSIG(exit_status)));
 	}
 }

@@ -15,16 +15,16 @@
 #include <time.h>
 
 struct limits {
-	double cpu_s;            /* --time-limit: CPU seconds, all processes; 0: none */
-	double wall_s;           /* --wall-time-limit */
-	double grace_s;          /* --kill-grace: SIGTERM to SIGKILL */
-	uint64_t mem_bytes;      /* --memory-limit: resident memory, all together */
-	unsigned pids;           /* --pids-limit: tasks (processes, threads) alive at once */
-	uint64_t fsize_bytes;    /* --file-size-limit (RLIMIT_FSIZE) */
-	unsigned nofile;         /* --open-files-limit (RLIMIT_NOFILE) */
-	uint64_t nofile_caller;  /* the caller's soft RLIMIT_NOFILE, when moat raised its own */
-	bool mem_default;        /* mem_bytes is the default: held by a cgroup or not at all */
-	uint64_t output_bytes;   /* --output-limit: stdout and stderr together */
+	double cpu_s;           /* --time-limit: CPU seconds, all processes; 0: none */
+	double wall_s;          /* --wall-time-limit */
+	double grace_s;         /* --kill-grace: SIGTERM to SIGKILL */
+	uint64_t mem_bytes;     /* --memory-limit: resident memory, all together */
+	unsigned pids;          /* --pids-limit: tasks (processes, threads) alive at once */
+	uint64_t fsize_bytes;   /* --file-size-limit (RLIMIT_FSIZE) */
+	unsigned nofile;        /* --open-files-limit (RLIMIT_NOFILE) */
+	uint64_t nofile_caller; /* the caller's soft RLIMIT_NOFILE, when moat raised its own */
+	bool mem_default;       /* mem_bytes is the default: held by a cgroup or not at all */
+	uint64_t output_bytes;  /* --output-limit: stdout and stderr together */
 };
 
 /* What the run came to.  status: OK (exit 0), RE (another exit code), SG
@@ -32,23 +32,23 @@ struct limits {
  * time), ML (memory), PL (processes), XX (moat's own failure). */
 struct run_result {
 	char status[3];
-	const char *limit;       /* the limit that stopped it: "time", "wall-time"... */
+	const char *limit; /* the limit that stopped it: "time", "wall-time"... */
 	char message[256];
-	bool killed;             /* moat stopped the sandbox */
-	bool stopping;           /* SIGTERM sent, SIGKILL due at kill_at */
+	bool killed;   /* moat stopped the sandbox */
+	bool stopping; /* SIGTERM sent, SIGKILL due at kill_at */
 	uint64_t kill_at_ns;
 	uint64_t t0_ns, t1_ns;   /* first exec .. last process gone (monotonic) */
 	struct timespec t0_real; /* the same start, CLOCK_REALTIME (file ctimes) */
 	double cpu_s;            /* sampled while running, for the TO verdict */
 	double cpu_user, cpu_sys;
-	double moat_cpu;         /* the supervisor's own CPU seconds (its threads too) */
+	double moat_cpu; /* the supervisor's own CPU seconds (its threads too) */
 	uint64_t rss_kb, max_rss_kb;
-	uint64_t mem_peak;       /* the memory cgroup's peak charge, bytes (0: none) */
+	uint64_t mem_peak; /* the memory cgroup's peak charge, bytes (0: none) */
 	unsigned procs_started, procs_max;
-	uint64_t next_sample_ns; /* the next look at CPU time and memory */
-	uint64_t last_cg_ns;     /* the last read of the cgroups' counters */
-	uint64_t pss_next_ns;    /* the next look at PSS past the memory limit */
-	uint64_t pss_rss_kb;     /* the resident sum at the last look at PSS */
+	uint64_t next_sample_ns;  /* the next look at CPU time and memory */
+	uint64_t last_cg_ns;      /* the last read of the cgroups' counters */
+	uint64_t pss_next_ns;     /* the next look at PSS past the memory limit */
+	uint64_t pss_rss_kb;      /* the resident sum at the last look at PSS */
 	uint64_t pss_earliest_ns; /* no look at PSS before (its cost bounded) */
 };
 

@@ -14,15 +14,15 @@
 
 struct output {
 	bool on;
-	int rd[2];            /* read ends (stdout, stderr), -1 when closed */
-	int wr[2];            /* write ends, for the first process (closed after fork) */
-	bool capture;         /* --json */
-	uint64_t limit;       /* bytes of both together; 0: none */
+	int rd[2];      /* read ends (stdout, stderr), -1 when closed */
+	int wr[2];      /* write ends, for the first process (closed after fork) */
+	bool capture;   /* --json */
+	uint64_t limit; /* bytes of both together; 0: none */
 	uint64_t total;
-	bool cut;             /* the limit was reached */
-	char *buf[2];         /* captured (capture) */
+	bool cut;     /* the limit was reached */
+	char *buf[2]; /* captured (capture) */
 	size_t len[2];
-	bool truncated[2];    /* capture cap or output limit */
+	bool truncated[2]; /* capture cap or output limit */
 };
 
 struct sandbox;

@@ -51,7 +51,7 @@
  * listener's fd number, or the setup step that failed and its errno.  One
  * write below PIPE_BUF: it arrives whole or not at all. */
 struct child_msg {
-	int err;       /* errno of the failed step; 0: `fd` is the listener */
+	int err; /* errno of the failed step; 0: `fd` is the listener */
 	int fd;
 	char step[32]; /* the step, as moat names it to the user */
 };
@@ -153,7 +153,8 @@ static void child_drop(struct sandbox *sb, int msg_fd, const char *empty_dir)
 static void child_filter(int msg_fd, int sync_rd, const struct sock_fprog *prog)
 {
 	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			       SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			       SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				       SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
 			       prog);
 	if (lfd < 0 && errno == EINVAL)
 		lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
@@ -218,7 +219,8 @@ static const struct {
 	{ "seccomp filter", EINVAL, "moat needs Linux >= 5.14 with seccomp user notification" },
 	{ "seccomp filter", EBUSY,
 	  "moat runs under another seccomp supervisor, which a process may have only one of" },
-	{ "seccomp filter", EPERM, "a seccomp filter moat runs under denies seccomp(): a container's?" },
+	{ "seccomp filter", EPERM,
+	  "a seccomp filter moat runs under denies seccomp(): a container's?" },
 	{ "setgroups", EPERM,
 	  "moat is root without CAP_SETGID, or in a user namespace that denies setgroups: "
 	  "see /proc/self/setgroups" },
@@ -239,16 +241,16 @@ struct launch {
 	struct sock_fprog prog;
 	char empty[PATH_MAX]; /* the first process's kernel cwd, in the skeleton */
 	bool empty_made, mask_set, notify_set;
-	int sync[2];          /* moat -> child: "g" when seized, "g" when listened */
-	int msg[2];           /* child -> moat: struct child_msg */
-	int errp[2];          /* child -> moat: errno of a failed first exec */
+	int sync[2]; /* moat -> child: "g" when seized, "g" when listened */
+	int msg[2];  /* child -> moat: struct child_msg */
+	int errp[2]; /* child -> moat: errno of a failed first exec */
 	pid_t child;
 	struct proc *proc;
-	bool heard;           /* `said` read from msg[0] */
+	bool heard; /* `said` read from msg[0] */
 	struct child_msg said;
-	const char *step;     /* moat's own step that failed, */
-	const char *arg;      /* what it was on (or NULL), */
-	int err;              /* and its errno (0: none to say) */
+	const char *step; /* moat's own step that failed, */
+	const char *arg;  /* what it was on (or NULL), */
+	int err;          /* and its errno (0: none to say) */
 };
 
 static void close_fd(int *fd)
@@ -294,7 +296,8 @@ static int launch_signals(struct launch *l)
 		/* A signal the caller ignores (`cmd &` ignores SIGINT) stays
 		 * ignored: neither forwarded nor counted toward the kill. */
 		struct sigaction sa;
-		if (fwd[i] != SIGCHLD && sigaction(fwd[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		if (fwd[i] != SIGCHLD && sigaction(fwd[i], NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
 			continue;
 		sigaddset(&mask, fwd[i]);
 	}
@@ -374,7 +377,8 @@ static int launch_listener(struct launch *l)
 		return launch_fail(l, errno, "sync", "(seized)");
 	ssize_t n = read(l->msg[0], &l->said, sizeof l->said);
 	if (n != (ssize_t)sizeof l->said)
-		return launch_fail(l, n < 0 ? errno : 0, "the first process died in its setup", NULL);
+		return launch_fail(l, n < 0 ? errno : 0, "the first process died in its setup",
+				   NULL);
 	l->heard = true;
 	if (l->said.err)
 		return -1; /* the child's step: launch_say */
@@ -457,8 +461,12 @@ static void launch_say(const struct launch *l, char *err, size_t len)
 
 int sandbox_launch(struct sandbox *sb, char *err, size_t errlen)
 {
-	struct launch l = { .sb = sb, .prog = *sb->opt.filter, .child = -1, .sync = { -1, -1 },
-			    .msg = { -1, -1 }, .errp = { -1, -1 } };
+	struct launch l = { .sb = sb,
+			    .prog = *sb->opt.filter,
+			    .child = -1,
+			    .sync = { -1, -1 },
+			    .msg = { -1, -1 },
+			    .errp = { -1, -1 } };
 	sb->sig_fd = -1;
 	int r = launch_prepare(&l);
 	if (r == 0)
@@ -615,9 +623,12 @@ int sandbox_loop(struct sandbox *sb)
 	if (watchdog_start(sb) < 0)
 		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
 	creds_sandbox(&sb->creds);
-	struct loop lp = { .pfd = { { sb->notify_fd, POLLIN, 0 }, { sb->sig_fd, POLLIN, 0 },
-				    { jobs_fd(), POLLIN, 0 }, { sb->net->dns_fd, POLLIN, 0 },
-				    { sb->out.rd[0], POLLIN, 0 }, { sb->out.rd[1], POLLIN, 0 } } };
+	struct loop lp = { .pfd = { { sb->notify_fd, POLLIN, 0 },
+				    { sb->sig_fd, POLLIN, 0 },
+				    { jobs_fd(), POLLIN, 0 },
+				    { sb->net->dns_fd, POLLIN, 0 },
+				    { sb->out.rd[0], POLLIN, 0 },
+				    { sb->out.rd[1], POLLIN, 0 } } };
 	while (task_count() > 0 && loop_once(sb, &lp))
 		;
 	watchdog_stop();

@@ -22,11 +22,11 @@ struct audit;
 struct net;
 
 struct sandbox_opts {
-	char **argv;              /* the command */
-	const char *chdir;        /* virtual starting directory */
-	char **env;               /* the sandbox's whole environment */
+	char **argv;                     /* the command */
+	const char *chdir;               /* virtual starting directory */
+	char **env;                      /* the sandbox's whole environment */
 	const struct sock_fprog *filter; /* the seccomp program to install */
-	sigset_t sigmask;         /* the program's signal mask: the caller's */
+	sigset_t sigmask;                /* the program's signal mask: the caller's */
 	bool sigmask_set;
 };
 
@@ -34,23 +34,23 @@ struct sandbox {
 	struct sandbox_opts opt;
 	struct vfs *vfs;
 	struct audit *audit;
-	struct net *net;          /* the network policy and worlds (net-stub) */
+	struct net *net; /* the network policy and worlds (net-stub) */
 	int notify_fd;
 	pid_t init_pid;
-	int init_status;          /* wait status of the first process */
+	int init_status; /* wait status of the first process */
 	bool init_done;
-	int exec_err_fd;          /* read end: errno of a failed first exec */
-	struct creds creds;       /* the sandbox's ids; whether moat switches */
-	struct machine machine;   /* its host name and moat's terminal */
-	char id[17];              /* random id: abstract socket namespace */
+	int exec_err_fd;        /* read end: errno of a failed first exec */
+	struct creds creds;     /* the sandbox's ids; whether moat switches */
+	struct machine machine; /* its host name and moat's terminal */
+	char id[17];            /* random id: abstract socket namespace */
 	uint64_t supervised[SC_NCLASS];
 	uint64_t denied[SC_NCLASS];
-	struct limits lim;        /* what the run may use (cli) */
-	struct cgroups cg;        /* the kernel's enforcement of them (cgroup.c) */
-	struct run_result res;    /* what it came to (interposer/limits.c) */
-	struct output out;        /* stdout/stderr relayed or captured (output.c) */
-	int sig_fd;               /* signalfd: SIGCHLD and the signals moat forwards */
-	sigset_t sig_saved;       /* moat's signal mask before the launch */
+	struct limits lim;     /* what the run may use (cli) */
+	struct cgroups cg;     /* the kernel's enforcement of them (cgroup.c) */
+	struct run_result res; /* what it came to (interposer/limits.c) */
+	struct output out;     /* stdout/stderr relayed or captured (output.c) */
+	int sig_fd;            /* signalfd: SIGCHLD and the signals moat forwards */
+	sigset_t sig_saved;    /* moat's signal mask before the launch */
 };
 
 /* Start the sandbox: fork, seize, filter; the first process is then on

@@ -32,7 +32,7 @@ static int send_proc(struct proc *p, int sig, siginfo_t *info)
 }
 
 struct group_kill {
-	pid_t pgid;      /* 0: every process but the caller */
+	pid_t pgid; /* 0: every process but the caller */
 	pid_t skip;
 	int sig;
 	int sent, err;
@@ -208,7 +208,8 @@ struct verdict sys_ioctl(struct call *c)
 		ssize_t l = readlink(link, host, sizeof host - 1);
 		if (l > 9) {
 			host[l] = '\0';
-			if (strncmp(host, "/dev/pts/", 9) == 0 && atoi(host + 9) != c->machine->tty_pts &&
+			if (strncmp(host, "/dev/pts/", 9) == 0 &&
+			    atoi(host + 9) != c->machine->tty_pts &&
 			    strspn(host + 9, "0123456789") == strlen(host + 9))
 				return v_continue();
 		}
@@ -248,7 +249,8 @@ struct verdict sys_fcntl(struct call *c)
 	if (cmd == F_SETOWN) {
 		/* The owner gets SIGIO/SIGURG: it must be inside (rule 9). */
 		pid_t pid = (pid_t)c->arg[2];
-		bool ok = pid < 0 ? sandbox_owner(c, F_OWNER_PGRP, -pid) : sandbox_owner(c, F_OWNER_PID, pid);
+		bool ok = pid < 0 ? sandbox_owner(c, F_OWNER_PGRP, -pid)
+				  : sandbox_owner(c, F_OWNER_PID, pid);
 		return ok ? v_continue() : outside(c, pid);
 	}
 	if (cmd == F_SETOWN_EX) {
@@ -270,9 +272,12 @@ struct verdict sys_fcntl(struct call *c)
 		return r < 0 ? v_error(e) : v_value(0);
 	}
 	switch (cmd) {
-	case F_GETLK: case F_SETLK: case F_SETLKW:
-	case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
-		return fs_fcntl_lock(c);
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW: return fs_fcntl_lock(c);
 	case F_SETLEASE:
 		/* As with fs.leases-enable = 0: a lease would make every other
 		 * opener of the file wait (moat's loop, the host's programs). */
@@ -331,7 +336,7 @@ struct verdict sys_capget(struct call *c)
 struct verdict sys_clock(struct call *c)
 {
 	int clk = (int)c->arg[0];
-	pid_t pid = (pid_t)~(clk >> 3);
+	pid_t pid = (pid_t) ~(clk >> 3);
 	snprintf(c->detail, sizeof c->detail, "clock=%d target=%d", clk, (int)pid);
 	if (clk >= 0 || pid == 0 || in_sandbox(c, pid))
 		return v_continue();

@@ -198,15 +198,11 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
 	struct verdict v = dispatch_stop(sb, t, syscall_nr(&regs), args, regs.rip, regs.rsp);
 	switch (v.kind) {
-	case V_CONTINUE:
-		return; /* a TRACE from the sandbox's own filter: ours allowed it */
-	case V_EXEC:
-		break;
+	case V_CONTINUE: return; /* a TRACE from the sandbox's own filter: ours allowed it */
+	case V_EXEC: break;
 	case V_DENY:
-	case V_ERROR:
-		return fail_exec(pid, &regs, (int)v.value);
-	default:
-		return fail_exec(pid, &regs, EPERM); /* no other verdict runs an exec */
+	case V_ERROR: return fail_exec(pid, &regs, (int)v.value);
+	default: return fail_exec(pid, &regs, EPERM); /* no other verdict runs an exec */
 	}
 	const struct exec_plan *plan = v.exec;
 	int r = exec_rewrite(pid, &regs, plan);
@@ -302,13 +298,15 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 			else if (base == 0)
 				ok = !t->exec.has_interp;
 			else
-				ok = t->exec.has_interp && mapping_at(pid, (unsigned long)base, &idev, &iino) &&
+				ok = t->exec.has_interp &&
+				     mapping_at(pid, (unsigned long)base, &idev, &iino) &&
 				     idev == t->exec.interp_dev && iino == t->exec.interp_ino;
 		}
 	}
 	if (!ok) {
-		audit_exec(sb->audit, pid, t && t->proc ? t->proc->tgid : pid, t ? t->exec.vpath : "",
-			   "execve", t ? t->exec.vpath : "", "", 0, "kill", rule);
+		audit_exec(sb->audit, pid, t && t->proc ? t->proc->tgid : pid,
+			   t ? t->exec.vpath : "", "execve", t ? t->exec.vpath : "", "", 0, "kill",
+			   rule);
 		kill(pid, SIGKILL);
 		resume(pid, 0);
 		return;
@@ -328,8 +326,8 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 			struct task *dead = task_find(pid);
 			sb->denied[SC_SYSTEM]++;
 			audit_exec(sb->audit, pid, dead && dead->proc ? dead->proc->tgid : pid,
-				   dead && dead->proc ? dead->proc->exe : "", "foreign-abi", "", "", 0,
-				   "kill", "arch.foreign-abi");
+				   dead && dead->proc ? dead->proc->exe : "", "foreign-abi", "", "",
+				   0, "kill", "arch.foreign-abi");
 		}
 		if (pid == sb->init_pid) {
 			sb->init_done = true;
@@ -385,9 +383,7 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 			else
 				kill((pid_t)msg, SIGKILL);
 			break;
-		case PTRACE_EVENT_EXEC:
-			exec_event(sb, pid);
-			return;
+		case PTRACE_EVENT_EXEC: exec_event(sb, pid); return;
 		case PTRACE_EVENT_SECCOMP:
 			/* Decide by the syscall, not by the filter's data: a filter
 			 * the sandbox installed itself may return TRACE with data
@@ -400,8 +396,7 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 					fail_exec(pid, &regs, EPERM);
 			}
 			break;
-		default:
-			break;
+		default: break;
 		}
 		resume(pid, 0);
 		return;

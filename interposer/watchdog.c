@@ -16,15 +16,15 @@
 #include "interposer/limits.h"
 #include "interposer/sandbox.h"
 
-#define STUCK_NS (200ULL * 1000 * 1000)     /* busy this long with an action due: interrupt */
-#define KILL_BUSY_NS (50ULL * 1000 * 1000)  /* busy this long with the SIGKILL due: cgroup.kill */
-#define GIVE_UP_NS (500ULL * 1000 * 1000)   /* still stuck this long after: end the run */
+#define STUCK_NS (200ULL * 1000 * 1000)    /* busy this long with an action due: interrupt */
+#define KILL_BUSY_NS (50ULL * 1000 * 1000) /* busy this long with the SIGKILL due: cgroup.kill */
+#define GIVE_UP_NS (500ULL * 1000 * 1000)  /* still stuck this long after: end the run */
 
 static struct {
 	struct sandbox *sb;
 	pthread_t loop, thread;
 	bool running;
-	int stop[2];                /* a byte here ends the watch */
+	int stop[2];                 /* a byte here ends the watch */
 	_Atomic uint64_t busy_since; /* 0: the loop waits in poll */
 	void (*last_words)(const char *msg);
 } wd = { .stop = { -1, -1 } };
@@ -64,8 +64,9 @@ static bool owed(const struct sandbox *sb, uint64_t now)
 		return true;
 	/* A stop signal waits in the signalfd the loop should read. */
 	sigset_t pend;
-	if (sigpending(&pend) == 0 && (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
-				       sigismember(&pend, SIGHUP) == 1 || sigismember(&pend, SIGQUIT) == 1))
+	if (sigpending(&pend) == 0 &&
+	    (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
+	     sigismember(&pend, SIGHUP) == 1 || sigismember(&pend, SIGQUIT) == 1))
 		return true;
 	return false;
 }
@@ -74,10 +75,11 @@ static bool owed(const struct sandbox *sb, uint64_t now)
 static void give_up(uint64_t stuck)
 {
 	char msg[200];
-	int n = snprintf(msg, sizeof msg,
-			 "moat: the supervisor was stuck in one call for %.1f s with a limit or a signal "
-			 "due; the sandbox was killed and the run ended there\n",
-			 (double)stuck / 1e9);
+	int n = snprintf(
+		msg, sizeof msg,
+		"moat: the supervisor was stuck in one call for %.1f s with a limit or a signal "
+		"due; the sandbox was killed and the run ended there\n",
+		(double)stuck / 1e9);
 	if (n > 0 && write(2, msg, (size_t)n) < 0) {
 		/* nothing more to say it with */
 	}

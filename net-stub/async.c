@@ -50,10 +50,12 @@ static void finish(struct job *job)
 	struct net_job *j = (struct net_job *)job;
 	if (job->result < 0 && job->err == EPIPE && !(j->flags & MSG_NOSIGNAL))
 		syscall(SYS_tgkill, job->tgid, job->tid, SIGPIPE);
-	if (j->op == NJ_CONNECT && j->install_at >= 0 && (job->result == 0 || job->err == EINPROGRESS)) {
+	if (j->op == NJ_CONNECT && j->install_at >= 0 &&
+	    (job->result == 0 || job->err == EINPROGRESS)) {
 		/* The socket of the other world takes the place of the
 		 * sandbox's own only once it is connected. */
-		int r = notif_install(job->notify_fd, job->id, j->sock, j->install_at, j->install_flags);
+		int r = notif_install(job->notify_fd, job->id, j->sock, j->install_at,
+				      j->install_flags);
 		if (r < 0 && r != -ENOENT)
 			job->result = -1, job->err = -r;
 	}

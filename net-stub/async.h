@@ -15,23 +15,23 @@
 enum net_op { NJ_CONNECT, NJ_SEND };
 
 struct net_job {
-	struct job job;         /* first: the job system's part */
+	struct job job; /* first: the job system's part */
 	enum net_op op;
-	int sock;               /* supervisor's copy of the sandbox's socket (owned) */
-	int hold;               /* keeps the decided target alive (owned), or -1 */
+	int sock; /* supervisor's copy of the sandbox's socket (owned) */
+	int hold; /* keeps the decided target alive (owned), or -1 */
 	struct sockaddr_storage addr;
-	socklen_t addrlen;      /* 0: no address */
-	int flags;              /* send flags */
-	char *data;             /* send: owned copy of the data */
+	socklen_t addrlen; /* 0: no address */
+	int flags;         /* send flags */
+	char *data;        /* send: owned copy of the data */
 	size_t len;
-	char ctl[4096];         /* send: control data, fds already translated */
+	char ctl[4096]; /* send: control data, fds already translated */
 	size_t ctllen;
-	int rights[253];        /* send: fds the control data names (owned) */
+	int rights[253]; /* send: fds the control data names (owned) */
 	int nrights;
-	int install_at;         /* connect: on success (or EINPROGRESS) install
-				 * `sock` at this fd number of the caller, or -1 */
+	int install_at; /* connect: on success (or EINPROGRESS) install
+			 * `sock` at this fd number of the caller, or -1 */
 	unsigned install_flags;
-	bool private_dest;      /* connect: to the private world's loopback */
+	bool private_dest; /* connect: to the private world's loopback */
 };
 
 /* A new job for call `c` on socket `sock` (owned by the job once made).

@@ -84,7 +84,8 @@ bool dns_question(const unsigned char *msg, size_t len, char *name, size_t nlen,
 		return false;
 	}
 	char b[8];
-	snprintf(type, tlen, "%s", type_name((unsigned)(msg[off] << 8 | msg[off + 1]), b, sizeof b));
+	snprintf(type, tlen, "%s",
+		 type_name((unsigned)(msg[off] << 8 | msg[off + 1]), b, sizeof b));
 	return true;
 }
 
@@ -129,8 +130,8 @@ static size_t answer(const struct net *n, const unsigned char *q, size_t qend, c
 		size_t alen = fam == AF_INET ? 4 : 16;
 		if (qtype != want || o + 12 + alen > outlen)
 			continue;
-		unsigned char rr[12] = { 0xc0, 12, 0, (unsigned char)want, 0, 1, 0, 0, 0, 60,
-					 0, (unsigned char)alen };
+		unsigned char rr[12] = { 0xc0, 12, 0, (unsigned char)want, 0, 1, 0, 0,
+					 0,    60, 0, (unsigned char)alen };
 		memcpy(out + o, rr, 12);
 		memcpy(out + o + 12, n->pin[i].addr, alen);
 		o += 12 + alen;
@@ -207,7 +208,8 @@ void net_dns_serve(struct net *n, struct audit *audit)
 				 * for a question that gets a record (200, then 50
 				 * a second: docs/security.md, class 2). */
 				in[nin].nstack = stack_capture_blocked(in[nin].pid, in[nin].tid,
-								       in[nin].stack, STACK_MAX, 2000);
+								       in[nin].stack, STACK_MAX,
+								       2000);
 			}
 		}
 		nin++;

@@ -19,12 +19,12 @@
 
 /* One allow rule: a network (a single address for a host name) and ports. */
 struct net_rule {
-	int family;               /* AF_INET or AF_INET6 */
-	unsigned char addr[16];   /* network, in network byte order (v4: 4 bytes) */
-	int prefix;               /* bits */
+	int family;             /* AF_INET or AF_INET6 */
+	unsigned char addr[16]; /* network, in network byte order (v4: 4 bytes) */
+	int prefix;             /* bits */
 	uint16_t port_lo, port_hi;
-	char spec[128];           /* as given (--allow-net ARG), for the audit */
-	char host[128];           /* the host name it came from, or "" */
+	char spec[128]; /* as given (--allow-net ARG), for the audit */
+	char host[128]; /* the host name it came from, or "" */
 };
 
 /* A host name pinned at start: written to the synthetic /etc/hosts. */
@@ -36,24 +36,24 @@ struct net_pin {
 
 /* What the policy says about one destination. */
 enum net_dest {
-	ND_PRIVATE,     /* loopback (or the unspecified address): the private world */
-	ND_ALLOW,       /* an allow rule matches: the host world */
-	ND_DENY_HOST,   /* no rule names this address: ENETUNREACH */
-	ND_DENY_PORT,   /* rules name the address, not the port: ECONNREFUSED */
-	ND_INVALID,     /* not an inet address of its length: EINVAL */
+	ND_PRIVATE,   /* loopback (or the unspecified address): the private world */
+	ND_ALLOW,     /* an allow rule matches: the host world */
+	ND_DENY_HOST, /* no rule names this address: ENETUNREACH */
+	ND_DENY_PORT, /* rules name the address, not the port: ECONNREFUSED */
+	ND_INVALID,   /* not an inet address of its length: EINVAL */
 };
 
 enum net_mode {
-	NET_NETNS,      /* moat is root: the sandbox lives in the private namespace */
-	NET_USERNS,     /* moat is not root: a helper process in a user and network
-			 * namespace of its own makes every TCP/UDP socket of the
-			 * sandbox there (socket() is supervised in this mode) */
-	NET_NONE,       /* no private namespace: loopback is refused too */
+	NET_NETNS,  /* moat is root: the sandbox lives in the private namespace */
+	NET_USERNS, /* moat is not root: a helper process in a user and network
+		     * namespace of its own makes every TCP/UDP socket of the
+		     * sandbox there (socket() is supervised in this mode) */
+	NET_NONE,   /* no private namespace: loopback is refused too */
 };
 
 /* One destination of the per-run summary. */
 struct net_seen {
-	char what[160];           /* "93.184.216.34:443 (example.com)", "dns pypi.org" */
+	char what[160]; /* "93.184.216.34:443 (example.com)", "dns pypi.org" */
 	unsigned tried, allowed, denied;
 };
 
@@ -63,19 +63,19 @@ struct net_seen {
 
 struct net {
 	enum net_mode mode;
-	char id[17];              /* the sandbox's id: abstract names live under moat-ID/ */
+	char id[17]; /* the sandbox's id: abstract names live under moat-ID/ */
 	struct net_rule rule[NET_MAX_RULES];
 	int nrule;
 	struct net_pin pin[NET_MAX_PINS];
 	int npin;
-	int host_ns, priv_ns;     /* namespace fds (NET_NETNS), else -1 */
+	int host_ns, priv_ns; /* namespace fds (NET_NETNS), else -1 */
 	uint64_t host_cookie, priv_cookie;
-	int dns_fd;               /* the stub resolver's socket (private world), or -1 */
-	int factory;              /* NET_USERNS: the helper's end of our socket pair */
+	int dns_fd;  /* the stub resolver's socket (private world), or -1 */
+	int factory; /* NET_USERNS: the helper's end of our socket pair */
 	int factory_pid;
 	struct net_seen seen[NET_MAX_SEEN];
 	int nseen;
-	unsigned seen_dropped;    /* destinations past NET_MAX_SEEN */
+	unsigned seen_dropped; /* destinations past NET_MAX_SEEN */
 	/* DNS records: a burst of 200, then 50 a second; past that a
 	 * question is answered and counted but not recorded on its own (a
 	 * program flooding the stub must not flood the log). */
@@ -83,7 +83,10 @@ struct net {
 	uint64_t dns_last_ns;
 	unsigned dns_unrecorded;
 	/* Who sent from which local port to the stub: DNS records name them. */
-	struct { uint16_t port; int pid, tid; } dns_src[64];
+	struct {
+		uint16_t port;
+		int pid, tid;
+	} dns_src[64];
 	unsigned dns_src_next;
 };
 

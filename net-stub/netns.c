@@ -115,7 +115,9 @@ static int recv_fd(int chan)
 	int err = 0;
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &err, sizeof err };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
 			    .msg_controllen = sizeof cbuf };
 	ssize_t r = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
 	if (r != sizeof err)
@@ -190,8 +192,10 @@ static int factory_start(struct net *n, char *err, size_t errlen)
 	n->factory_pid = pid;
 	int dns = recv_fd(n->factory);
 	if (dns < 0) {
-		snprintf(err, errlen, "cannot make an unprivileged network namespace (%s: user "
-			 "namespaces disabled?)", strerror(-dns));
+		snprintf(err, errlen,
+			 "cannot make an unprivileged network namespace (%s: user "
+			 "namespaces disabled?)",
+			 strerror(-dns));
 		net_teardown(n);
 		return -1;
 	}
@@ -217,7 +221,8 @@ int net_setup(struct net *n, bool root, char *err, size_t errlen)
 		return factory_start(n, err, errlen);
 	n->host_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (n->host_ns < 0 || unshare(CLONE_NEWNET) < 0) {
-		snprintf(err, errlen, "cannot make the sandbox's network namespace: %s", strerror(errno));
+		snprintf(err, errlen, "cannot make the sandbox's network namespace: %s",
+			 strerror(errno));
 		net_teardown(n);
 		return -1;
 	}

@@ -287,7 +287,8 @@ int net_policy_add(struct net *n, const char *arg, char *err, size_t errlen)
 		return add_rule(n, &r, err, errlen);
 	}
 	if (slash || !valid_host(host)) {
-		snprintf(err, errlen, "--allow-net %s: not an address, a network or a host name", arg);
+		snprintf(err, errlen, "--allow-net %s: not an address, a network or a host name",
+			 arg);
 		return -1;
 	}
 	/* A name: resolved once, now, by moat; the sandbox finds it in
@@ -419,15 +420,17 @@ void net_summary(const struct net *n, FILE *f)
 	fprintf(f, "moat: network: refused %u attempt%s to %u destination%s%s (%s):\n", denied,
 		denied == 1 ? "" : "s", dests, dests == 1 ? "" : "s",
 		n->seen_dropped ? " and more" : "",
-		n->nrule ? "not in the allow list; add them with --allow-net"
-			 : "the sandbox has no network; allow destinations with --allow-net HOST[:PORT]");
+		n->nrule
+			? "not in the allow list; add them with --allow-net"
+			: "the sandbox has no network; allow destinations with --allow-net HOST[:PORT]");
 	unsigned shown = 0;
 	for (int i = 0; i < n->nseen; i++) {
 		const struct net_seen *s = &n->seen[i];
 		if (!s->denied)
 			continue;
 		if (shown++ == 5) {
-			fprintf(f, "moat:   ... %u more (the audit log, --audit-log, has them all)\n",
+			fprintf(f,
+				"moat:   ... %u more (the audit log, --audit-log, has them all)\n",
 				dests - 5);
 			break;
 		}

@@ -29,7 +29,7 @@
 
 /* Copy the sockaddr argument once.  0, or -1 with the verdict in *v. */
 int sock_read_addr(struct call *c, uint64_t addr, socklen_t len, struct sockaddr_storage *ss,
-		     struct verdict *v)
+		   struct verdict *v)
 {
 	if (len > sizeof *ss || (int)len < (int)sizeof(sa_family_t)) {
 		*v = v_error(EINVAL);
@@ -44,7 +44,7 @@ int sock_read_addr(struct call *c, uint64_t addr, socklen_t len, struct sockaddr
 }
 
 int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, socklen_t salen,
-		       bool create, struct sock_unix_target *out, struct verdict *v)
+		     bool create, struct sock_unix_target *out, struct verdict *v)
 {
 	out->hold = -1;
 	if (salen > sizeof(struct sockaddr_un)) {
@@ -76,7 +76,8 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 			return -1;
 		}
 		memcpy(out->sun.sun_path + 1 + n, name, nlen);
-		out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n + nlen);
+		out->len =
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n + nlen);
 		return 0;
 	}
 	/* A path: copy it into the call's path slot so the walk and the
@@ -101,14 +102,15 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 		} else {
 			out->hold = p.parent; /* ownership moves to the target */
 			p.parent = -1;
-			int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path, "/proc/self/fd/%d/%s",
-					 out->hold, p.name);
+			int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path,
+					 "/proc/self/fd/%d/%s", out->hold, p.name);
 			if ((size_t)m >= sizeof out->sun.sun_path) {
 				*v = v_error(ENAMETOOLONG);
 				vfs_path_release(&p);
 				return -1;
 			}
-			out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
+			out->len =
+				(socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
 			vfs_path_release(&p);
 			return 0;
 		}
@@ -131,7 +133,8 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 		*v = v_error(-out->hold);
 		return -1;
 	}
-	int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path, "/proc/self/fd/%d", out->hold);
+	int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path, "/proc/self/fd/%d",
+			 out->hold);
 	out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
 	return 0;
 }
@@ -173,7 +176,7 @@ static enum net_dest decide(struct net *n, const struct sockaddr_storage *ss, so
 
 /* Fill c->dest (and the detail) for an inet destination. */
 void sock_note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
-		      const struct net_rule *rule)
+		    const struct net_rule *rule)
 {
 	struct call_net *cn = &c->dest;
 	if (!net_addr_text(sa, len, cn->address, sizeof cn->address, &cn->port))
@@ -185,7 +188,8 @@ void sock_note_dest(struct call *c, const struct sockaddr *sa, socklen_t len,
 	char d[200];
 	sc_decode_sockaddr(d, sizeof d, sa, len);
 	if (rule)
-		snprintf(c->detail, sizeof c->detail, "%s allowed by --allow-net %s", d, rule->spec);
+		snprintf(c->detail, sizeof c->detail, "%s allowed by --allow-net %s", d,
+			 rule->spec);
 	else
 		snprintf(c->detail, sizeof c->detail, "%s", d);
 }
@@ -225,7 +229,7 @@ bool sock_netlink_ok(struct call *c, int s, int family)
 }
 
 struct verdict sock_deny_addr_family(struct call *c, const struct sockaddr_storage *ss,
-				       socklen_t len)
+				     socklen_t len)
 {
 	char d[200];
 	sc_decode_sockaddr(d, sizeof d, ss, len);
@@ -378,7 +382,8 @@ struct verdict sys_connect(struct call *c)
 	int s = call_getfd(c, fd);
 	if (s < 0)
 		return v_error(EBADF);
-	if (ss.ss_family != AF_UNIX && ss.ss_family != AF_UNSPEC && !sock_netlink_ok(c, s, ss.ss_family)) {
+	if (ss.ss_family != AF_UNIX && ss.ss_family != AF_UNSPEC &&
+	    !sock_netlink_ok(c, s, ss.ss_family)) {
 		call_putfd(s);
 		return sock_deny_addr_family(c, &ss, len);
 	}
@@ -392,7 +397,8 @@ struct verdict sys_connect(struct call *c)
 		int ns = sock_other_world(c, s, true);
 		call_putfd(s);
 		if (ns < 0)
-			return ns == -EACCES ? v_deny(EACCES, "net.no-private-loopback") : v_error(-ns);
+			return ns == -EACCES ? v_deny(EACCES, "net.no-private-loopback")
+					     : v_error(-ns);
 		int r = sock_install(c, ns, fd);
 		call_putfd(ns);
 		return r < 0 ? v_error(-r) : v_value(0);

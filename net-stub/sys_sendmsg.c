@@ -209,7 +209,10 @@ struct verdict sys_sendto(struct call *c)
 	int s;
 	if (send_target(c, (int)c->arg[0], &ss, &alen, buf, len, &t, &s, &v) == 0) {
 		struct iovec iov = { buf, len };
-		struct msghdr m = { .msg_name = &ss, .msg_namelen = alen, .msg_iov = &iov, .msg_iovlen = 1 };
+		struct msghdr m = { .msg_name = &ss,
+				    .msg_namelen = alen,
+				    .msg_iov = &iov,
+				    .msg_iovlen = 1 };
 		v = recorded(c, send_copy(c, s, &m, (int)c->arg[3], NULL, NULL));
 		if (v.kind == V_VALUE)
 			note_sent(c, (int)c->arg[0], &ss, alen);
@@ -289,8 +292,8 @@ static int take_cmsg(struct call *c, struct cmsghdr *cm, struct control *ctl, st
 			if (f < 0 || ctl->nfds == 253) {
 				if (f >= 0)
 					call_putfd(f);
-				snprintf(c->detail, sizeof c->detail, "SCM_RIGHTS fd %d: not the caller's",
-					 fp[i]);
+				snprintf(c->detail, sizeof c->detail,
+					 "SCM_RIGHTS fd %d: not the caller's", fp[i]);
 				*v = v_deny(EBADF, "net.foreign-fd");
 				return -1;
 			}

@@ -59,8 +59,8 @@ struct verdict sys_socket(struct call *c)
 			struct net *n = c->net;
 			if (n->mode == NET_NONE && udp)
 				return v_deny(EACCES, "net.no-private-loopback");
-			int s = net_socket(n, c->creds, n->mode != NET_NONE, family, type & ~SOCK_CLOEXEC,
-					   proto);
+			int s = net_socket(n, c->creds, n->mode != NET_NONE, family,
+					   type & ~SOCK_CLOEXEC, proto);
 			if (s < 0)
 				return v_error(-s);
 			return v_fd(s, type & SOCK_CLOEXEC ? O_CLOEXEC : 0);
@@ -98,20 +98,23 @@ struct verdict sys_socketpair(struct call *c)
  * socket that replaces it (what differs from a new socket's default). */
 static void copy_options(int from, int to, int domain, int type)
 {
-	static const struct { int level, opt; } ints[] = {
-		{ SOL_SOCKET, SO_REUSEADDR }, { SOL_SOCKET, SO_REUSEPORT },
-		{ SOL_SOCKET, SO_KEEPALIVE }, { SOL_SOCKET, SO_BROADCAST },
-		{ SOL_SOCKET, SO_OOBINLINE }, { SOL_SOCKET, SO_PRIORITY },
-		{ SOL_SOCKET, SO_MARK }, { IPPROTO_TCP, TCP_NODELAY },
+	static const struct {
+		int level, opt;
+	} ints[] = {
+		{ SOL_SOCKET, SO_REUSEADDR },  { SOL_SOCKET, SO_REUSEPORT },
+		{ SOL_SOCKET, SO_KEEPALIVE },  { SOL_SOCKET, SO_BROADCAST },
+		{ SOL_SOCKET, SO_OOBINLINE },  { SOL_SOCKET, SO_PRIORITY },
+		{ SOL_SOCKET, SO_MARK },       { IPPROTO_TCP, TCP_NODELAY },
 		{ IPPROTO_TCP, TCP_KEEPIDLE }, { IPPROTO_TCP, TCP_KEEPINTVL },
-		{ IPPROTO_TCP, TCP_KEEPCNT }, { IPPROTO_TCP, TCP_USER_TIMEOUT },
-		{ IPPROTO_TCP, TCP_SYNCNT }, { IPPROTO_TCP, TCP_FASTOPEN_CONNECT },
-		{ IPPROTO_IP, IP_TOS }, { IPPROTO_IP, IP_TTL },
+		{ IPPROTO_TCP, TCP_KEEPCNT },  { IPPROTO_TCP, TCP_USER_TIMEOUT },
+		{ IPPROTO_TCP, TCP_SYNCNT },   { IPPROTO_TCP, TCP_FASTOPEN_CONNECT },
+		{ IPPROTO_IP, IP_TOS },        { IPPROTO_IP, IP_TTL },
 		{ IPPROTO_IPV6, IPV6_V6ONLY }, { IPPROTO_IPV6, IPV6_UNICAST_HOPS },
 	};
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
 		int lv = ints[i].level;
-		if ((lv == IPPROTO_TCP && type != SOCK_STREAM) || (lv == IPPROTO_IPV6 && domain != AF_INET6))
+		if ((lv == IPPROTO_TCP && type != SOCK_STREAM) ||
+		    (lv == IPPROTO_IPV6 && domain != AF_INET6))
 			continue;
 		int a = sock_int(from, lv, ints[i].opt), b = sock_int(to, lv, ints[i].opt);
 		if (a >= 0 && a != b)
@@ -239,8 +242,8 @@ struct verdict sys_bind(struct call *c)
 		if (r < 0) {
 			call_putfd(s);
 			return r == -EACCES ? v_deny(EACCES, c->net->mode == NET_NONE
-									 ? "net.no-private-loopback"
-									 : "net.bind-host")
+								     ? "net.no-private-loopback"
+								     : "net.bind-host")
 					    : v_error(-r);
 		}
 	} else if (ss.ss_family == AF_UNIX) {
@@ -281,8 +284,8 @@ struct verdict sys_listen(struct call *c)
 		if (r < 0) {
 			call_putfd(s);
 			return r == -EACCES ? v_deny(EACCES, c->net->mode == NET_NONE
-									 ? "net.no-private-loopback"
-									 : "net.listen-host")
+								     ? "net.no-private-loopback"
+								     : "net.listen-host")
 					    : v_error(-r);
 		}
 	}
@@ -303,13 +306,13 @@ static bool reaches_interfaces(int level, int opt)
 		return opt == SO_BINDTODEVICE || opt == SO_BINDTOIFINDEX;
 	if (level == IPPROTO_IP)
 		return (opt >= IP_MULTICAST_IF && opt <= IP_DROP_SOURCE_MEMBERSHIP) ||
-		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IP_MULTICAST_ALL ||
-		       opt == IP_UNICAST_IF;
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) ||
+		       opt == IP_MULTICAST_ALL || opt == IP_UNICAST_IF;
 	if (level == IPPROTO_IPV6)
 		return (opt >= IPV6_MULTICAST_IF && opt <= IPV6_DROP_MEMBERSHIP) ||
 		       opt == IPV6_JOIN_ANYCAST || opt == IPV6_LEAVE_ANYCAST ||
-		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) || opt == IPV6_MULTICAST_ALL ||
-		       opt == IPV6_UNICAST_IF || opt == IPV6_PKTINFO;
+		       (opt >= MCAST_JOIN_GROUP && opt <= MCAST_MSFILTER) ||
+		       opt == IPV6_MULTICAST_ALL || opt == IPV6_UNICAST_IF || opt == IPV6_PKTINFO;
 	return false;
 }
 

@@ -42,8 +42,7 @@ struct out {
 	size_t pos; /* length of the full text so far */
 };
 
-__attribute__((format(printf, 2, 3)))
-static void put(struct out *o, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	size_t room = o->pos < o->len ? o->len - o->pos : 0;
@@ -82,6 +81,7 @@ struct flag {
 	uint64_t bits;
 	const char *name;
 };
+/* clang-format off */
 #define FL(x) { (uint64_t)(x), #x }
 
 /* NAME|NAME|0xrest; a multi-bit entry matches only when all its bits are
@@ -144,8 +144,10 @@ static const struct flag map_flags[] = {
 static const struct flag rename_flags[] = {
 	FL(RENAME_NOREPLACE), FL(RENAME_EXCHANGE), FL(RENAME_WHITEOUT),
 };
+/* clang-format on */
 
 #define E(x) [x] = #x
+/* clang-format off */
 static const char *const errno_names[] = {
 	E(EPERM), E(ENOENT), E(ESRCH), E(EINTR), E(EIO), E(ENXIO), E(E2BIG),
 	E(ENOEXEC), E(EBADF), E(ECHILD), E(EAGAIN), E(ENOMEM), E(EACCES),
@@ -174,6 +176,7 @@ static const char *const errno_names[] = {
 	E(EKEYREJECTED), E(EOWNERDEAD), E(ENOTRECOVERABLE), E(ERFKILL),
 	E(EHWPOISON),
 };
+/* clang-format on */
 #undef E
 
 const char *sc_errno_name(int err)
@@ -194,6 +197,7 @@ const char *sc_errno_name(int err)
 }
 
 #define S(x) [x] = #x
+/* clang-format off */
 static const char *const signal_names[] = {
 	S(SIGHUP), S(SIGINT), S(SIGQUIT), S(SIGILL), S(SIGTRAP), S(SIGABRT),
 	S(SIGBUS), S(SIGFPE), S(SIGKILL), S(SIGUSR1), S(SIGSEGV), S(SIGUSR2),
@@ -211,6 +215,7 @@ static const char *const signal_names[] = {
 	"SIGRT_25", "SIGRT_26", "SIGRT_27", "SIGRT_28", "SIGRT_29", "SIGRT_30",
 	"SIGRT_31", "SIGRT_32",
 };
+/* clang-format on */
 #undef S
 
 const char *sc_signal_name(int sig)
@@ -222,15 +227,16 @@ const char *sc_signal_name(int sig)
 
 #define A(x) [x] = #x
 static const char *const family_names[] = {
-	A(AF_UNSPEC), A(AF_UNIX), A(AF_INET), A(AF_AX25), A(AF_IPX),
-	A(AF_APPLETALK), A(AF_NETROM), A(AF_BRIDGE), A(AF_ATMPVC), A(AF_X25),
-	A(AF_INET6), A(AF_ROSE), A(AF_DECnet), A(AF_NETBEUI), A(AF_SECURITY),
-	A(AF_KEY), A(AF_NETLINK), A(AF_PACKET), A(AF_ASH), A(AF_ECONET),
-	A(AF_ATMSVC), A(AF_RDS), A(AF_SNA), A(AF_IRDA), A(AF_PPPOX),
-	A(AF_WANPIPE), A(AF_LLC), A(AF_IB), A(AF_MPLS), A(AF_CAN), A(AF_TIPC),
-	A(AF_BLUETOOTH), A(AF_IUCV), A(AF_RXRPC), A(AF_ISDN), A(AF_PHONET),
-	A(AF_IEEE802154), A(AF_CAIF), A(AF_ALG), A(AF_NFC), A(AF_VSOCK),
-	A(AF_KCM), A(AF_QIPCRTR), A(AF_SMC), A(AF_XDP), A(AF_MCTP),
+	A(AF_UNSPEC),    A(AF_UNIX),       A(AF_INET),    A(AF_AX25),    A(AF_IPX),
+	A(AF_APPLETALK), A(AF_NETROM),     A(AF_BRIDGE),  A(AF_ATMPVC),  A(AF_X25),
+	A(AF_INET6),     A(AF_ROSE),       A(AF_DECnet),  A(AF_NETBEUI), A(AF_SECURITY),
+	A(AF_KEY),       A(AF_NETLINK),    A(AF_PACKET),  A(AF_ASH),     A(AF_ECONET),
+	A(AF_ATMSVC),    A(AF_RDS),        A(AF_SNA),     A(AF_IRDA),    A(AF_PPPOX),
+	A(AF_WANPIPE),   A(AF_LLC),        A(AF_IB),      A(AF_MPLS),    A(AF_CAN),
+	A(AF_TIPC),      A(AF_BLUETOOTH),  A(AF_IUCV),    A(AF_RXRPC),   A(AF_ISDN),
+	A(AF_PHONET),    A(AF_IEEE802154), A(AF_CAIF),    A(AF_ALG),     A(AF_NFC),
+	A(AF_VSOCK),     A(AF_KCM),        A(AF_QIPCRTR), A(AF_SMC),     A(AF_XDP),
+	A(AF_MCTP),
 };
 #undef A
 
@@ -241,6 +247,7 @@ const char *sc_family_name(int af)
 	return family_names[af];
 }
 
+/* clang-format off */
 static const struct flag ioctl_names[] = {
 	/* the allowlist (table.c) */
 	FL(TCGETS), FL(TCSETS), FL(TCSETSW), FL(TCSETSF), FL(TCGETA),
@@ -263,6 +270,7 @@ static const struct flag ioctl_names[] = {
 	FL(SIOCGIFFLAGS), FL(SIOCSIFFLAGS), FL(SIOCGIFINDEX), FL(SIOCGIFNAME),
 	FL(SIOCGIFADDR), FL(SIOCGIFHWADDR), FL(SIOCGIFMTU),
 };
+/* clang-format on */
 
 const char *sc_ioctl_name(unsigned long req)
 {
@@ -286,7 +294,7 @@ static void put_mode(struct out *o, uint32_t v)
 {
 	static const struct flag types[] = {
 		FL(S_IFSOCK), FL(S_IFLNK), FL(S_IFREG), FL(S_IFBLK),
-		FL(S_IFDIR), FL(S_IFCHR), FL(S_IFIFO),
+		FL(S_IFDIR),  FL(S_IFCHR), FL(S_IFIFO),
 	};
 	uint32_t type = v & S_IFMT, rest = v & ~(uint32_t)(S_IFMT | 07777);
 	bool named = false;
@@ -311,22 +319,13 @@ int sc_decode_arg(char *buf, size_t len, unsigned kind, uint64_t val)
 	const char *name;
 
 	switch (kind) {
-	case A_NONE:
-		break;
+	case A_NONE: break;
 	case A_INT:
 	case A_FD:
-	case A_PID:
-		put(&o, "%d", (int32_t)lo);
-		break;
-	case A_UINT:
-		put(&o, "%u", lo);
-		break;
-	case A_SIZE:
-		put(&o, "%llu", (unsigned long long)val);
-		break;
-	case A_OFF:
-		put(&o, "%lld", (long long)(int64_t)val);
-		break;
+	case A_PID: put(&o, "%d", (int32_t)lo); break;
+	case A_UINT: put(&o, "%u", lo); break;
+	case A_SIZE: put(&o, "%llu", (unsigned long long)val); break;
+	case A_OFF: put(&o, "%lld", (long long)(int64_t)val); break;
 	case A_DIRFD:
 		if ((int32_t)lo == AT_FDCWD)
 			put(&o, "AT_FDCWD");
@@ -340,25 +339,18 @@ int sc_decode_arg(char *buf, size_t len, unsigned kind, uint64_t val)
 	case A_SOCKADDR:
 	case A_MSGHDR:
 	case A_ARGV:
-	case A_OPENHOW:
-		put_ptr(&o, val);
-		break;
+	case A_OPENHOW: put_ptr(&o, val); break;
 	case A_OFLAGS: {
 		static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
 		put(&o, "%s", acc[lo & O_ACCMODE]);
 		if (lo & ~(uint32_t)O_ACCMODE)
-			put_flags(&o, lo & ~(uint32_t)O_ACCMODE, open_flags, ARRAY_LEN(open_flags), false);
+			put_flags(&o, lo & ~(uint32_t)O_ACCMODE, open_flags, ARRAY_LEN(open_flags),
+				  false);
 		break;
 	}
-	case A_ATFLAGS:
-		put_flags(&o, lo, at_flags, ARRAY_LEN(at_flags), true);
-		break;
-	case A_RENAMEFLAGS:
-		put_flags(&o, lo, rename_flags, ARRAY_LEN(rename_flags), true);
-		break;
-	case A_MODE:
-		put_mode(&o, lo);
-		break;
+	case A_ATFLAGS: put_flags(&o, lo, at_flags, ARRAY_LEN(at_flags), true); break;
+	case A_RENAMEFLAGS: put_flags(&o, lo, rename_flags, ARRAY_LEN(rename_flags), true); break;
+	case A_MODE: put_mode(&o, lo); break;
 	case A_SIG:
 		if ((name = sc_signal_name((int32_t)lo)))
 			put(&o, "%s", name);
@@ -373,9 +365,12 @@ int sc_decode_arg(char *buf, size_t len, unsigned kind, uint64_t val)
 		break;
 	case A_SOCKTYPE: {
 		static const char *const types[] = {
-			[SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM",
-			[SOCK_RAW] = "SOCK_RAW", [SOCK_RDM] = "SOCK_RDM",
-			[SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_DCCP] = "SOCK_DCCP",
+			[SOCK_STREAM] = "SOCK_STREAM",
+			[SOCK_DGRAM] = "SOCK_DGRAM",
+			[SOCK_RAW] = "SOCK_RAW",
+			[SOCK_RDM] = "SOCK_RDM",
+			[SOCK_SEQPACKET] = "SOCK_SEQPACKET",
+			[SOCK_DCCP] = "SOCK_DCCP",
 			[SOCK_PACKET] = "SOCK_PACKET",
 		};
 		uint32_t t = lo & 0xf; /* SOCK_TYPE_MASK */
@@ -424,7 +419,8 @@ int sc_decode_arg(char *buf, size_t len, unsigned kind, uint64_t val)
 		break;
 	case A_MAPFLAGS: {
 		static const char *const types[] = {
-			[MAP_SHARED] = "MAP_SHARED", [MAP_PRIVATE] = "MAP_PRIVATE",
+			[MAP_SHARED] = "MAP_SHARED",
+			[MAP_PRIVATE] = "MAP_PRIVATE",
 			[MAP_SHARED_VALIDATE] = "MAP_SHARED_VALIDATE",
 		};
 		uint32_t t = lo & 0x0f; /* MAP_TYPE */
@@ -437,9 +433,7 @@ int sc_decode_arg(char *buf, size_t len, unsigned kind, uint64_t val)
 		break;
 	}
 	case A_HEX:
-	default:
-		put(&o, "%#llx", (unsigned long long)val);
-		break;
+	default: put(&o, "%#llx", (unsigned long long)val); break;
 	}
 	return done(&o);
 }
@@ -510,9 +504,7 @@ int sc_decode_sockaddr(char *buf, size_t len, const void *sa, size_t salen)
 		put(&o, "]:%u", ntohs(in6->sin6_port));
 		break;
 	}
-	default:
-		put(&o, "family=%u", family);
-		break;
+	default: put(&o, "family=%u", family); break;
 	}
 	return done(&o);
 }

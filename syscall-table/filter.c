@@ -69,9 +69,13 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		const struct scmp_arg_cmp u[] = { SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0) };
 		rc = allow_if(ctx, nr, 1, u);
 		static const int fams[] = { AF_INET, AF_INET6 };
-		static const struct { int type, proto; } kinds[] = {
-			{ SOCK_STREAM, 0 }, { SOCK_STREAM, IPPROTO_TCP },
-			{ SOCK_DGRAM, 0 }, { SOCK_DGRAM, IPPROTO_UDP },
+		static const struct {
+			int type, proto;
+		} kinds[] = {
+			{ SOCK_STREAM, 0 },
+			{ SOCK_STREAM, IPPROTO_TCP },
+			{ SOCK_DGRAM, 0 },
+			{ SOCK_DGRAM, IPPROTO_UDP },
 		};
 		const uint64_t tmask = LOW32 & ~(uint64_t)(SOCK_NONBLOCK | SOCK_CLOEXEC);
 		for (unsigned f = 0; rc == 0 && f < 2; f++)
@@ -79,16 +83,16 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 				const struct scmp_arg_cmp c[] = {
 					SCMP_A0(SCMP_CMP_EQ, (uint64_t)fams[f], 0),
 					SCMP_A1(SCMP_CMP_MASKED_EQ, tmask, (uint64_t)kinds[k].type),
-					SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, (uint64_t)kinds[k].proto),
+					SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32,
+						(uint64_t)kinds[k].proto),
 				};
 				rc = allow_if(ctx, nr, 3, c);
 			}
 		return rc;
 	}
 	case COND_NO_NS_FLAGS: {
-		const struct scmp_arg_cmp c[] = {
-			SCMP_A0(SCMP_CMP_MASKED_EQ, SC_CLONE_SUPERVISED_FLAGS, 0)
-		};
+		const struct scmp_arg_cmp c[] = { SCMP_A0(SCMP_CMP_MASKED_EQ,
+							  SC_CLONE_SUPERVISED_FLAGS, 0) };
 		return allow_if(ctx, nr, 1, c);
 	}
 	case COND_NO_ADDR: {
@@ -100,9 +104,8 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		 * kernel, so they must be ignored here too, or a program would
 		 * see a harmless request refused. */
 		for (unsigned i = 0; i < sc_ioctl_nallowed; i++) {
-			const struct scmp_arg_cmp c[] = {
-				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, sc_ioctl_allowed[i] & LOW32)
-			};
+			const struct scmp_arg_cmp c[] = { SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32,
+								  sc_ioctl_allowed[i] & LOW32) };
 			rc = allow_if(ctx, nr, 1, c);
 			if (rc < 0)
 				return rc;
@@ -111,9 +114,8 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 	case COND_FCNTL_ALLOWED:
 		/* cmd is an unsigned int, compared on its low 32 bits. */
 		for (unsigned i = 0; i < sc_fcntl_nallowed; i++) {
-			const struct scmp_arg_cmp c[] = {
-				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, sc_fcntl_allowed[i])
-			};
+			const struct scmp_arg_cmp c[] = { SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32,
+								  sc_fcntl_allowed[i]) };
 			rc = allow_if(ctx, nr, 1, c);
 			if (rc < 0)
 				return rc;
@@ -122,16 +124,17 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 	case COND_SOCKOPT_ALLOWED:
 		/* level and optname are ints: their low 32 bits. */
 		for (unsigned i = 0; i < sc_sockopt_nlevels; i++) {
-			const struct scmp_arg_cmp c[] = {
-				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_levels[i])
-			};
+			const struct scmp_arg_cmp c[] = { SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32,
+								  (uint32_t)sc_sockopt_levels[i]) };
 			if ((rc = allow_if(ctx, nr, 1, c)) < 0)
 				return rc;
 		}
 		for (unsigned i = 0; i < sc_sockopt_nallowed; i++) {
 			const struct scmp_arg_cmp c[] = {
-				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_allowed[i].level),
-				SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32, (uint32_t)sc_sockopt_allowed[i].option),
+				SCMP_A1(SCMP_CMP_MASKED_EQ, LOW32,
+					(uint32_t)sc_sockopt_allowed[i].level),
+				SCMP_A2(SCMP_CMP_MASKED_EQ, LOW32,
+					(uint32_t)sc_sockopt_allowed[i].option),
 			};
 			if ((rc = allow_if(ctx, nr, 2, c)) < 0)
 				return rc;
@@ -146,9 +149,8 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		const struct scmp_arg_cmp c1[] = { SCMP_A0(SCMP_CMP_MASKED_EQ, 0x80000000ULL, 0) };
 		if ((rc = allow_if(ctx, nr, 1, c1)) < 0)
 			return rc;
-		const struct scmp_arg_cmp c2[] = {
-			SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff8ULL, 0xfffffff8ULL)
-		};
+		const struct scmp_arg_cmp c2[] = { SCMP_A0(SCMP_CMP_MASKED_EQ, 0xfffffff8ULL,
+							   0xfffffff8ULL) };
 		return allow_if(ctx, nr, 1, c2);
 	}
 	case COND_FADV_KEEPS: {
@@ -164,7 +166,8 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		return rc;
 	}
 	case COND_NO_RWF_NOWAIT: {
-		const struct scmp_arg_cmp c[] = { SCMP_A5(SCMP_CMP_MASKED_EQ, 0x8 /* RWF_NOWAIT */, 0) };
+		const struct scmp_arg_cmp c[] = { SCMP_A5(SCMP_CMP_MASKED_EQ, 0x8 /* RWF_NOWAIT */,
+							  0) };
 		return allow_if(ctx, nr, 1, c);
 	}
 	case COND_SECCOMP_NO_LISTENER: {
@@ -174,13 +177,13 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		 * by their low 32 bits instead, and SET_MODE_FILTER is
 		 * allowed only without NEW_LISTENER. */
 		static const uint64_t ops[] = {
-			SECCOMP_SET_MODE_STRICT, SECCOMP_GET_ACTION_AVAIL,
+			SECCOMP_SET_MODE_STRICT,
+			SECCOMP_GET_ACTION_AVAIL,
 			SECCOMP_GET_NOTIF_SIZES,
 		};
 		for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-			const struct scmp_arg_cmp c[] = {
-				SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, ops[i])
-			};
+			const struct scmp_arg_cmp c[] = { SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32,
+								  ops[i]) };
 			rc = allow_if(ctx, nr, 1, c);
 			if (rc < 0)
 				return rc;
@@ -191,8 +194,7 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 		};
 		return allow_if(ctx, nr, 2, c);
 	}
-	default:
-		return -EINVAL;
+	default: return -EINVAL;
 	}
 }
 
@@ -228,12 +230,11 @@ static int filter_ctx(scmp_filter_ctx *out)
 		if (!e->name)
 			continue;
 		switch (e->disp) {
-		case SC_KERNEL:
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-			break;
+		case SC_KERNEL: rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0); break;
 		case SC_KERNEL_IF:
 			rc = add_cond(ctx, nr,
-				      inet_supervised && e->cond == COND_SOCKET_PLAIN ? COND_AF_UNIX : e->cond);
+				      inet_supervised && e->cond == COND_SOCKET_PLAIN ? COND_AF_UNIX
+										      : e->cond);
 			break;
 		case SC_TRACE:
 			rc = seccomp_rule_add(ctx, SCMP_ACT_TRACE(SC_TRACE_DATA), nr, 0);

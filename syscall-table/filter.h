@@ -29,10 +29,9 @@
  * every namespace flag, and CLONE_UNTRACED, which would start a child that
  * ptrace never attaches to — outside the task table, exec handling and
  * EXITKILL. */
-#define SC_CLONE_SUPERVISED_FLAGS                                            \
-	((unsigned long)(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |      \
-			 CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |       \
-			 CLONE_NEWNET | CLONE_UNTRACED))
+#define SC_CLONE_SUPERVISED_FLAGS                                                      \
+	((unsigned long)(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+			 CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_UNTRACED))
 
 /* Build the program into `prog`.  Returns 0, or -errno (-ENOMEM, a
  * libseccomp error, -E2BIG when the program exceeds BPF_MAXINSNS).  On
@@ -50,7 +49,7 @@ int sc_filter_build_variant(struct sock_fprog *prog, bool inet_sockets_supervise
  * cli/main.c links it; tests compare it with a fresh sc_filter_build(). */
 extern const struct sock_filter sc_filter_blob[];
 extern const unsigned short sc_filter_blob_len;
-extern const struct sock_filter sc_filter_blob_inet[];  /* the variant */
+extern const struct sock_filter sc_filter_blob_inet[]; /* the variant */
 extern const unsigned short sc_filter_blob_inet_len;
 
 /* Write libseccomp's pseudo-filter-code text of the same program to `out`

@@ -7,6 +7,7 @@
 
 #define H(name) struct verdict name(struct call *c)
 
+/* clang-format off */
 /* fs-emulation/sys_open.c */
 H(sys_open); H(sys_openat); H(sys_openat2); H(sys_creat);
 /* fs-emulation/sys_stat.c */
@@ -58,6 +59,7 @@ H(sys_clock);            /* a CPU clock of another pid: sandbox only */
 
 /* interposer/sys_uname.c: the sandbox's own nodename, uptime, processes */
 H(sys_uname); H(sys_sysinfo);
+/* clang-format on */
 
 #undef H
 #endif

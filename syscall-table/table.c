@@ -29,11 +29,11 @@
 
 /* The only macro level: each expands to designated initializers, so a line
  * names only the columns it uses and the rest stay zero. */
-#define KERNEL               .disp = SC_KERNEL
-#define KERNEL_IF(c, h)      .disp = SC_KERNEL_IF, .cond = (c), .handler = (h)
-#define SUPERVISE(h)         .disp = SC_SUPERVISE, .handler = (h)
-#define TRACE(h)             .disp = SC_TRACE, .handler = (h)
-#define DENY(e)              .disp = SC_DENY, .err = (e)
+#define KERNEL .disp = SC_KERNEL
+#define KERNEL_IF(c, h) .disp = SC_KERNEL_IF, .cond = (c), .handler = (h)
+#define SUPERVISE(h) .disp = SC_SUPERVISE, .handler = (h)
+#define TRACE(h) .disp = SC_TRACE, .handler = (h)
+#define DENY(e) .disp = SC_DENY, .err = (e)
 
 /* One line per syscall is the point. */
 /* clang-format off */
@@ -444,16 +444,19 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
  * file wait, moat's loop and the host's programs too; F_NOTIFY (dnotify),
  * which reports others' reads of a host directory.  All checked by the
  * supervisor. */
+/* clang-format off */
 const unsigned sc_fcntl_allowed[] = {
 	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
 	F_GETOWN, F_SETSIG, F_GETSIG, F_GETOWN_EX, F_GETLEASE, F_DUPFD_CLOEXEC,
 	F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS, F_GET_RW_HINT,
 	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT,
 };
+/* clang-format on */
 const unsigned sc_fcntl_nallowed = sizeof sc_fcntl_allowed / sizeof sc_fcntl_allowed[0];
 
 /* TCP, UDP and netlink options concern the socket alone. */
-const int sc_sockopt_levels[] = { 6 /* IPPROTO_TCP */, 17 /* IPPROTO_UDP */, 270 /* SOL_NETLINK */ };
+const int sc_sockopt_levels[] = { 6 /* IPPROTO_TCP */, 17 /* IPPROTO_UDP */,
+				  270 /* SOL_NETLINK */ };
 const unsigned sc_sockopt_nlevels = sizeof sc_sockopt_levels / sizeof sc_sockopt_levels[0];
 
 /* Options of the socket itself (buffers, timeouts, reuse, keepalive,
@@ -461,6 +464,7 @@ const unsigned sc_sockopt_nlevels = sizeof sc_sockopt_levels / sizeof sc_sockopt
  * caller, so it must run there), and of its IP header.  Not here: the
  * interface options and multicast membership, which reach the host's
  * interfaces and network from a socket of the host's namespace. */
+/* clang-format off */
 const struct sc_sockopt sc_sockopt_allowed[] = {
 	{ 1, 2 /* SO_REUSEADDR */ }, { 1, 5 /* SO_DONTROUTE */ }, { 1, 6 /* SO_BROADCAST */ },
 	{ 1, 7 /* SO_SNDBUF */ }, { 1, 8 /* SO_RCVBUF */ }, { 1, 9 /* SO_KEEPALIVE */ },
@@ -481,18 +485,17 @@ const struct sc_sockopt sc_sockopt_allowed[] = {
 	{ 41, 25 /* IPV6_RECVERR */ }, { 41, 26 /* IPV6_V6ONLY */ }, { 41, 49 /* IPV6_RECVPKTINFO */ },
 	{ 41, 66 /* IPV6_RECVTCLASS */ }, { 41, 67 /* IPV6_TCLASS */ },
 };
+/* clang-format on */
 const unsigned sc_sockopt_nallowed = sizeof sc_sockopt_allowed / sizeof sc_sockopt_allowed[0];
 
 const unsigned long sc_ioctl_allowed[] = {
-	TCGETS, TCSETS, TCSETSW, TCSETSF,
-	TCGETA, TCSETA, TCSETAW, TCSETAF,
-	TCSBRK, TCFLSH, /* not TCXONC: it stops output of a terminal moat shares */
-	TIOCGPGRP, TIOCSPGRP, TIOCOUTQ, TIOCGWINSZ, TIOCSWINSZ, TIOCGSID,
-	TIOCMGET,
-	FIONREAD, FIONBIO, FIOCLEX, FIONCLEX, FIOASYNC,
-	TIOCGPTN, TIOCSPTLCK, TIOCGPTPEER, TIOCNOTTY,
-	TCGETS2, TCSETS2, TCSETSW2, TCSETSF2,
-	FIGETBSZ, FS_IOC_GETFLAGS,
+	TCGETS,    TCSETS,     TCSETSW,     TCSETSF,         TCGETA,     TCSETA,
+	TCSETAW,   TCSETAF,    TCSBRK,      TCFLSH, /* not TCXONC: it stops output of a terminal
+						       moat shares */
+	TIOCGPGRP, TIOCSPGRP,  TIOCOUTQ,    TIOCGWINSZ,      TIOCSWINSZ, TIOCGSID,
+	TIOCMGET,  FIONREAD,   FIONBIO,     FIOCLEX,         FIONCLEX,   FIOASYNC,
+	TIOCGPTN,  TIOCSPTLCK, TIOCGPTPEER, TIOCNOTTY,       TCGETS2,    TCSETS2,
+	TCSETSW2,  TCSETSF2,   FIGETBSZ,    FS_IOC_GETFLAGS,
 };
 const unsigned sc_ioctl_nallowed = sizeof(sc_ioctl_allowed) / sizeof(sc_ioctl_allowed[0]);
 
@@ -523,11 +526,9 @@ int sc_by_name(const char *name)
 const char *sc_class_name(unsigned cls)
 {
 	static const char *const names[SC_NCLASS] = {
-		[SC_FILE] = "file",         [SC_NET] = "net",
-		[SC_PROCESS] = "process",   [SC_MEMORY] = "memory",
-		[SC_SIGNAL] = "signal",     [SC_TIME] = "time",
-		[SC_IPC] = "ipc",           [SC_IDENTITY] = "identity",
-		[SC_SYSTEM] = "system",
+		[SC_FILE] = "file",     [SC_NET] = "net",           [SC_PROCESS] = "process",
+		[SC_MEMORY] = "memory", [SC_SIGNAL] = "signal",     [SC_TIME] = "time",
+		[SC_IPC] = "ipc",       [SC_IDENTITY] = "identity", [SC_SYSTEM] = "system",
 	};
 
 	return cls < SC_NCLASS ? names[cls] : "unknown";
@@ -536,9 +537,8 @@ const char *sc_class_name(unsigned cls)
 const char *sc_disp_name(unsigned disp)
 {
 	static const char *const names[] = {
-		[SC_KERNEL] = "kernel",       [SC_KERNEL_IF] = "kernel_if",
-		[SC_SUPERVISE] = "supervise", [SC_TRACE] = "trace",
-		[SC_DENY] = "deny",
+		[SC_KERNEL] = "kernel", [SC_KERNEL_IF] = "kernel_if", [SC_SUPERVISE] = "supervise",
+		[SC_TRACE] = "trace",   [SC_DENY] = "deny",
 	};
 
 	return disp < sizeof(names) / sizeof(names[0]) ? names[disp] : "unknown";

@@ -17,10 +17,12 @@ struct verdict;
  * core/call.h).  It never replies; the dispatcher does. */
 typedef struct verdict (*sc_handler)(struct call *c);
 
+/* clang-format off */
 enum sc_class {
 	SC_FILE, SC_NET, SC_PROCESS, SC_MEMORY, SC_SIGNAL,
 	SC_TIME, SC_IPC, SC_IDENTITY, SC_SYSTEM, SC_NCLASS
 };
+/* clang-format on */
 
 /* Where a call goes.  KERNEL: allowed in the BPF filter, no cost.
  * KERNEL_IF: allowed in BPF when the register condition `cond` holds,
@@ -35,61 +37,61 @@ enum sc_disp { SC_KERNEL, SC_KERNEL_IF, SC_SUPERVISE, SC_TRACE, SC_DENY };
  * libseccomp argument comparisons. */
 enum sc_cond {
 	COND_NONE,
-	COND_AF_UNIX,        /* socketpair: arg0 == AF_UNIX */
-	COND_SOCKET_PLAIN,   /* socket: AF_UNIX, or AF_INET/AF_INET6 TCP or UDP */
-	COND_NO_NS_FLAGS,    /* clone: arg0 has no CLONE_NEW* bit */
-	COND_NO_ADDR,        /* sendto: arg4 (dest addr) == NULL */
-	COND_IOCTL_ALLOWED,  /* ioctl: arg1 is in the request allowlist */
+	COND_AF_UNIX,             /* socketpair: arg0 == AF_UNIX */
+	COND_SOCKET_PLAIN,        /* socket: AF_UNIX, or AF_INET/AF_INET6 TCP or UDP */
+	COND_NO_NS_FLAGS,         /* clone: arg0 has no CLONE_NEW* bit */
+	COND_NO_ADDR,             /* sendto: arg4 (dest addr) == NULL */
+	COND_IOCTL_ALLOWED,       /* ioctl: arg1 is in the request allowlist */
 	COND_SECCOMP_NO_LISTENER, /* seccomp: no NEW_LISTENER flag */
-	COND_FCNTL_ALLOWED,  /* fcntl: arg1 is in the command allowlist (no F_SETOWN*) */
-	COND_SOCKOPT_ALLOWED, /* setsockopt: (level, option) in the allowlist */
-	COND_CLOCK_OWN,      /* clock_*, timer_create: arg0 is no CPU clock of another pid */
-	COND_FADV_KEEPS,     /* fadvise64: arg3 is not POSIX_FADV_DONTNEED */
-	COND_NO_RWF_NOWAIT,  /* preadv2/pwritev2: arg5 without RWF_NOWAIT */
+	COND_FCNTL_ALLOWED,       /* fcntl: arg1 is in the command allowlist (no F_SETOWN*) */
+	COND_SOCKOPT_ALLOWED,     /* setsockopt: (level, option) in the allowlist */
+	COND_CLOCK_OWN,           /* clock_*, timer_create: arg0 is no CPU clock of another pid */
+	COND_FADV_KEEPS,          /* fadvise64: arg3 is not POSIX_FADV_DONTNEED */
+	COND_NO_RWF_NOWAIT,       /* preadv2/pwritev2: arg5 without RWF_NOWAIT */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */
 enum sc_arg {
 	A_NONE = 0,
-	A_INT,       /* signed decimal */
-	A_UINT,      /* unsigned decimal */
-	A_HEX,       /* opaque value, hex */
-	A_FD,        /* file descriptor */
-	A_DIRFD,     /* fd or AT_FDCWD */
-	A_PATH,      /* pointer to a NUL-terminated path */
-	A_STR,       /* pointer to another string (xattr name, ...) */
-	A_OFLAGS,    /* open(2) flags */
-	A_ATFLAGS,   /* AT_* flags */
-	A_MODE,      /* permission bits, octal */
-	A_PTR,       /* pointer to something not decoded */
-	A_BUF,       /* pointer to a buffer */
-	A_SIZE,      /* a length */
-	A_OFF,       /* a file offset */
-	A_PID,       /* a process or thread id */
-	A_SIG,       /* a signal number */
-	A_SOCKADDR,  /* pointer to a struct sockaddr */
-	A_MSGHDR,    /* pointer to a struct msghdr */
-	A_FAMILY,    /* address family (AF_*) */
-	A_SOCKTYPE,  /* socket type with SOCK_* flags */
-	A_CLONE,     /* clone flags */
-	A_IOCTL,     /* ioctl request */
-	A_UID,       /* uid or gid */
-	A_PROT,      /* mmap protection */
-	A_MAPFLAGS,  /* mmap flags */
-	A_ARGV,      /* pointer to a NULL-terminated string vector */
-	A_OPENHOW,   /* pointer to struct open_how */
+	A_INT,         /* signed decimal */
+	A_UINT,        /* unsigned decimal */
+	A_HEX,         /* opaque value, hex */
+	A_FD,          /* file descriptor */
+	A_DIRFD,       /* fd or AT_FDCWD */
+	A_PATH,        /* pointer to a NUL-terminated path */
+	A_STR,         /* pointer to another string (xattr name, ...) */
+	A_OFLAGS,      /* open(2) flags */
+	A_ATFLAGS,     /* AT_* flags */
+	A_MODE,        /* permission bits, octal */
+	A_PTR,         /* pointer to something not decoded */
+	A_BUF,         /* pointer to a buffer */
+	A_SIZE,        /* a length */
+	A_OFF,         /* a file offset */
+	A_PID,         /* a process or thread id */
+	A_SIG,         /* a signal number */
+	A_SOCKADDR,    /* pointer to a struct sockaddr */
+	A_MSGHDR,      /* pointer to a struct msghdr */
+	A_FAMILY,      /* address family (AF_*) */
+	A_SOCKTYPE,    /* socket type with SOCK_* flags */
+	A_CLONE,       /* clone flags */
+	A_IOCTL,       /* ioctl request */
+	A_UID,         /* uid or gid */
+	A_PROT,        /* mmap protection */
+	A_MAPFLAGS,    /* mmap flags */
+	A_ARGV,        /* pointer to a NULL-terminated string vector */
+	A_OPENHOW,     /* pointer to struct open_how */
 	A_RENAMEFLAGS, /* renameat2 flags */
 	A_NKINDS
 };
 
 struct sc_entry {
-	const char *name;      /* NULL: no such syscall */
-	uint8_t arg[6];        /* enum sc_arg, A_NONE past the last */
-	uint8_t cls;           /* enum sc_class */
-	uint8_t disp;          /* enum sc_disp */
-	uint8_t cond;          /* enum sc_cond, for SC_KERNEL_IF */
-	int16_t err;           /* errno for SC_DENY */
-	sc_handler handler;    /* for SC_SUPERVISE, SC_KERNEL_IF and SC_TRACE */
+	const char *name;   /* NULL: no such syscall */
+	uint8_t arg[6];     /* enum sc_arg, A_NONE past the last */
+	uint8_t cls;        /* enum sc_class */
+	uint8_t disp;       /* enum sc_disp */
+	uint8_t cond;       /* enum sc_cond, for SC_KERNEL_IF */
+	int16_t err;        /* errno for SC_DENY */
+	sc_handler handler; /* for SC_SUPERVISE, SC_KERNEL_IF and SC_TRACE */
 };
 
 #define SC_NR_MAX 512
@@ -117,7 +119,9 @@ extern const unsigned sc_fcntl_nallowed;
  * network (docs/network.md). */
 extern const int sc_sockopt_levels[];
 extern const unsigned sc_sockopt_nlevels;
-extern const struct sc_sockopt { int level, option; } sc_sockopt_allowed[];
+extern const struct sc_sockopt {
+	int level, option;
+} sc_sockopt_allowed[];
 extern const unsigned sc_sockopt_nallowed;
 /* The ioctl requests that run in the kernel (COND_IOCTL_ALLOWED). */
 extern const unsigned long sc_ioctl_allowed[];

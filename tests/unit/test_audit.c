@@ -72,7 +72,8 @@ static void doc_load(void)
 			in = true;
 		else if (strstr(line, "<!-- audit-fields:end -->"))
 			break;
-		if (!in || line[0] != '|' || strncmp(line, "| field", 7) == 0 || strncmp(line, "|---", 4) == 0)
+		if (!in || line[0] != '|' || strncmp(line, "| field", 7) == 0 ||
+		    strncmp(line, "|---", 4) == 0)
 			continue;
 		char names[512], type[32], req[16];
 		ck_assert_int_eq(sscanf(line, "| %511[^|]| %31s | %15s |", names, type, req), 3);
@@ -81,8 +82,11 @@ static void doc_load(void)
 			ck_assert_int_lt(ndoc, 64);
 			struct docfield *d = &doc[ndoc++];
 			snprintf(d->name, sizeof d->name, "%s", n);
-			d->type = strcmp(type, "string") == 0 ? 's' : strcmp(type, "integer") == 0 ? 'n' : 'a';
-			ck_assert_msg(strcmp(type, "array") == 0 || d->type != 'a', "type %s", type);
+			d->type = strcmp(type, "string") == 0    ? 's'
+				  : strcmp(type, "integer") == 0 ? 'n'
+								 : 'a';
+			ck_assert_msg(strcmp(type, "array") == 0 || d->type != 'a', "type %s",
+				      type);
 			d->required = strcmp(req, "yes") == 0;
 		}
 	}
@@ -106,13 +110,15 @@ static void doc_check(const struct jrec *r)
 	}
 	for (int k = 0; k < ndoc; k++)
 		if (doc[k].required)
-			ck_assert_msg(jget(r, doc[k].name), "required member \"%s\" missing", doc[k].name);
+			ck_assert_msg(jget(r, doc[k].name), "required member \"%s\" missing",
+				      doc[k].name);
 	/* time: 2026-12-02T14:20:12.123456Z */
 	const char *t = jstr(r, "time");
 	static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
 	ck_assert_uint_eq(strlen(t), strlen(shape));
 	for (size_t i = 0; shape[i]; i++)
-		ck_assert_msg(shape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == shape[i], "time %s", t);
+		ck_assert_msg(shape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == shape[i],
+			      "time %s", t);
 }
 
 static int read_log(struct jrec **recs)
@@ -238,7 +244,9 @@ START_TEST(test_decisions)
 	/* a detail and a network destination; two paths */
 	call_reset(__NR_connect);
 	snprintf(c.detail, sizeof c.detail, "93.184.216.34:443 allowed by --allow-net example.com");
-	c.dest = (struct call_net){ .family = AF_INET6, .address = "2001:db8::1", .port = 443,
+	c.dest = (struct call_net){ .family = AF_INET6,
+				    .address = "2001:db8::1",
+				    .port = 443,
 				    .host = "example.com" };
 	record(v_recorded(v_value(0), "net.allow"), 0);
 	call_reset(__NR_renameat2);
@@ -269,7 +277,8 @@ START_TEST(test_decisions)
 	ck_assert_str_eq(jstr(&r[4], "rule"), "table.unknown-syscall");
 	ck_assert_str_eq(jstr(&r[5], "errno"), "?");
 	ck_assert_str_eq(jstr(&r[6], "syscall"), "connect");
-	ck_assert_str_eq(jstr(&r[6], "detail"), "93.184.216.34:443 allowed by --allow-net example.com");
+	ck_assert_str_eq(jstr(&r[6], "detail"),
+			 "93.184.216.34:443 allowed by --allow-net example.com");
 	ck_assert_str_eq(jstr(&r[6], "family"), "AF_INET6");
 	ck_assert_str_eq(jstr(&r[6], "address"), "2001:db8::1");
 	ck_assert_int_eq(jint(&r[6], "port"), 443);
@@ -370,8 +379,11 @@ START_TEST(test_hostile_strings)
 		{ "exe", "/w/\xff\xfe.bin", "/w/" FFFD FFFD ".bin" },
 		/* quotes, backslash, newline, CSI (raw and as U+009B), RLO,
 		 * LS, a cut sequence at the end */
-		{ "path", "/w/\"q\\\n\x1b[31m\x9b\xc2\x9b\xe2\x80\xae\xe2\x80\xa8\x01" "end\xe2\x82",
-		  "/w/\"q\\\n\x1b[31m" FFFD "\xc2\x9b\xe2\x80\xae\xe2\x80\xa8\x01" "end" FFFD FFFD },
+		{ "path",
+		  "/w/\"q\\\n\x1b[31m\x9b\xc2\x9b\xe2\x80\xae\xe2\x80\xa8\x01"
+		  "end\xe2\x82",
+		  "/w/\"q\\\n\x1b[31m" FFFD "\xc2\x9b\xe2\x80\xae\xe2\x80\xa8\x01"
+		  "end" FFFD FFFD },
 		{ "resolved", "/w/\"q\\\n", "/w/\"q\\\n" }, /* valid: exact, no -hex */
 		{ "path2", "\xc0\xaf..\xed\xa0\x80", FFFD FFFD ".." FFFD FFFD FFFD },
 		{ "resolved2", "/w/caf\xc3\xa9\t", "/w/caf\xc3\xa9\t" },
@@ -387,8 +399,12 @@ START_TEST(test_hostile_strings)
 	snprintf(c.stack[0], sizeof c.stack[0], "\x9b\n+0x10");
 	record(v_deny(EXDEV, "fs.outside-view"), -EXDEV);
 	/* a DNS question and a pinned name */
-	struct call_net cn = { .family = AF_INET, .address = "127.0.0.53", .port = 53,
-			       .query = "a\"\n\x9b.example", .qtype = "A", .host = "h\xff" };
+	struct call_net cn = { .family = AF_INET,
+			       .address = "127.0.0.53",
+			       .port = 53,
+			       .query = "a\"\n\x9b.example",
+			       .qtype = "A",
+			       .host = "h\xff" };
 	audit_dns(a, 7, 8, "/usr/bin/\x9b", &cn, "deny", "net.dns", NULL, 0);
 
 	struct jrec *r;
@@ -411,8 +427,11 @@ END_TEST
 START_TEST(test_dns_records)
 {
 	log_open(AUDIT_DENIALS, 0, 0, 0);
-	struct call_net cn = { .family = AF_INET, .address = "127.0.0.53", .port = 53,
-			       .query = "pypi.org", .qtype = "AAAA" };
+	struct call_net cn = { .family = AF_INET,
+			       .address = "127.0.0.53",
+			       .port = 53,
+			       .query = "pypi.org",
+			       .qtype = "AAAA" };
 	char stack[1][160] = { "getaddrinfo+0x1 (libc.so.6+0x10)" };
 	audit_dns(a, 7, 8, "/usr/bin/python3", &cn, "deny", "net.dns", stack, 1);
 	audit_dns(a, 0, 0, "", &cn, "emulate", "net.allow", NULL, 0);
@@ -448,7 +467,8 @@ END_TEST
 START_TEST(test_exec_records)
 {
 	log_open(AUDIT_DENIALS, 0, 0, 0);
-	audit_exec(a, 11, 10, "/bin/sh", "execve", "/tmp/x", "/tmp/x", EACCES, "deny", "exec.unreadable");
+	audit_exec(a, 11, 10, "/bin/sh", "execve", "/tmp/x", "/tmp/x", EACCES, "deny",
+		   "exec.unreadable");
 	/* An exec denied at its ptrace stop goes through audit_call as any
 	 * call does, in the exec shape: no number, no arguments. */
 	call_reset(SYS_execveat);
@@ -528,7 +548,8 @@ static void big_denial(void)
 	memset(c.path[0], 'x', 3000);
 	c.path[0][3000] = '\0';
 	c.npath = 1;
-	audit_call(a, &c, &(struct verdict){ .kind = V_DENY, .value = ENOENT, .rule = "fs.outside-view" },
+	audit_call(a, &c,
+		   &(struct verdict){ .kind = V_DENY, .value = ENOENT, .rule = "fs.outside-view" },
 		   -ENOENT);
 }
 
@@ -630,7 +651,8 @@ START_TEST(test_rate_refill_and_said_once_a_second)
 	struct jrec *r;
 	int n = read_log(&r);
 	ck_assert_int_eq(n, 5);
-	static const char *const order[] = { "openat", "audit-dropped", "openat", "openat", "audit-dropped" };
+	static const char *const order[] = { "openat", "audit-dropped", "openat", "openat",
+					     "audit-dropped" };
 	for (int i = 0; i < n; i++)
 		ck_assert_str_eq(jstr(&r[i], "syscall"), order[i]);
 	ck_assert_int_eq(jint(&r[1], "dropped"), 1);
@@ -643,6 +665,7 @@ END_TEST
  * if it took anything, the hostile-bytes test would prove nothing. */
 START_TEST(test_reader_is_strict)
 {
+	/* clang-format off */
 	static const char *const bad[] = {
 		"", "{", "{}x", "{} {}", "[]", "{\"a\":1,}", "{\"a\" 1}", "{'a':1}", "{\"a\":01}",
 		"{\"a\":1.}", "{\"a\":-}", "{\"a\":NaN}", "{\"a\":tru}", "{\"a\":1,\"a\":2}",
@@ -651,14 +674,17 @@ START_TEST(test_reader_is_strict)
 		"{\"a\":\"\\ud800\"}", "{\"a\":\"\\udc00\"}", "{\"a\":\"\\x41\"}", "{\"a\":\"\\u12\"}",
 		"{\"a\":[1,]}", "{\"a\":\"unterminated}",
 	};
+	/* clang-format on */
 	struct jrec r;
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_msg(jrec_parse(bad[i], strlen(bad[i]), &r), "took %s", bad[i]);
-	static const char good[] = "{\"s\":\"\\u001b\\u2028\\ud83d\\ude00caf\xc3\xa9\\\"\",\"n\":-12,"
-				   "\"f\":1.5e3,\"a\":[\"x\",{\"k\":null},true],\"o\":{}}";
+	static const char good[] =
+		"{\"s\":\"\\u001b\\u2028\\ud83d\\ude00caf\xc3\xa9\\\"\",\"n\":-12,"
+		"\"f\":1.5e3,\"a\":[\"x\",{\"k\":null},true],\"o\":{}}";
 	const char *why = jrec_parse(good, strlen(good), &r);
 	ck_assert_msg(!why, "%s", why);
-	ck_assert_str_eq(jstr(&r, "s"), "\x1b\xe2\x80\xa8\xf0\x9f\x98\x80" "caf\xc3\xa9\"");
+	ck_assert_str_eq(jstr(&r, "s"), "\x1b\xe2\x80\xa8\xf0\x9f\x98\x80"
+					"caf\xc3\xa9\"");
 	ck_assert_int_eq(jint(&r, "n"), -12);
 	ck_assert(!jget(&r, "f")->integral);
 	ck_assert_int_eq(jget(&r, "a")->nitems, 3);

@@ -52,7 +52,8 @@ static const char hybrid_mi[] =
 START_TEST(test_hybrid)
 {
 	ck_assert_str_eq(dir(hybrid_cg, hybrid_mi, NULL), "/sys/fs/cgroup/unified");
-	ck_assert_str_eq(dir(hybrid_cg, hybrid_mi, "memory"), "/sys/fs/cgroup/memory/process_api/5aed");
+	ck_assert_str_eq(dir(hybrid_cg, hybrid_mi, "memory"),
+			 "/sys/fs/cgroup/memory/process_api/5aed");
 	ck_assert_str_eq(dir(hybrid_cg, hybrid_mi, "pids"), "/sys/fs/cgroup/pids");
 	ck_assert_str_eq(dir(hybrid_cg, hybrid_mi, "cpuacct"), "/sys/fs/cgroup/cpuacct");
 	/* "cpu" is not "cpuacct", nor "name=systemd" a controller */
@@ -65,7 +66,8 @@ END_TEST
 START_TEST(test_pure_v2)
 {
 	const char *cg = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/run.scope\n";
-	const char *mi = "30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+	const char *mi =
+		"30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
 	ck_assert_str_eq(dir(cg, mi, NULL), "/sys/fs/cgroup/user.slice/user-1000.slice/"
 					    "user@1000.service/app.slice/run.scope");
 	/* no v1 hierarchy holds memory */
@@ -76,7 +78,8 @@ END_TEST
 START_TEST(test_combined_controllers)
 {
 	const char *cg = "3:cpu,cpuacct:/job\n0::/\n";
-	const char *mi = "32 31 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+	const char *mi =
+		"32 31 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
 	ck_assert_str_eq(dir(cg, mi, "cpuacct"), "/sys/fs/cgroup/cpu,cpuacct/job");
 	ck_assert_str_eq(dir(cg, mi, "cpu"), "/sys/fs/cgroup/cpu,cpuacct/job");
 	ck_assert_str_eq(dir(cg, mi, "acct"), "");

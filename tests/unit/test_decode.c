@@ -64,15 +64,19 @@ END_TEST
 START_TEST(test_open_flags)
 {
 	ck_assert_str_eq(dec(A_OFLAGS, O_RDONLY), "O_RDONLY");
-	ck_assert_str_eq(dec(A_OFLAGS, O_RDONLY | O_CLOEXEC | O_DIRECTORY), "O_RDONLY|O_DIRECTORY|O_CLOEXEC");
+	ck_assert_str_eq(dec(A_OFLAGS, O_RDONLY | O_CLOEXEC | O_DIRECTORY),
+			 "O_RDONLY|O_DIRECTORY|O_CLOEXEC");
 	ck_assert_str_eq(dec(A_OFLAGS, O_WRONLY | O_CREAT | O_TRUNC), "O_WRONLY|O_CREAT|O_TRUNC");
-	ck_assert_str_eq(dec(A_OFLAGS, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW), "O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW");
-	ck_assert_str_eq(dec(A_OFLAGS, O_WRONLY | O_APPEND | O_NONBLOCK), "O_WRONLY|O_APPEND|O_NONBLOCK");
+	ck_assert_str_eq(dec(A_OFLAGS, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW),
+			 "O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW");
+	ck_assert_str_eq(dec(A_OFLAGS, O_WRONLY | O_APPEND | O_NONBLOCK),
+			 "O_WRONLY|O_APPEND|O_NONBLOCK");
 	ck_assert_str_eq(dec(A_OFLAGS, O_RDWR | O_TMPFILE), "O_RDWR|O_TMPFILE");
 	ck_assert_str_eq(dec(A_OFLAGS, O_WRONLY | O_SYNC), "O_WRONLY|O_SYNC");
 	ck_assert_str_eq(dec(A_OFLAGS, O_WRONLY | O_DSYNC), "O_WRONLY|O_DSYNC");
 	ck_assert_str_eq(dec(A_OFLAGS, O_PATH | O_CLOEXEC), "O_RDONLY|O_CLOEXEC|O_PATH");
-	ck_assert_str_eq(dec(A_OFLAGS, 0100000), "O_RDONLY|O_LARGEFILE"); /* 0 in glibc, a bit in the kernel */
+	ck_assert_str_eq(dec(A_OFLAGS, 0100000),
+			 "O_RDONLY|O_LARGEFILE"); /* 0 in glibc, a bit in the kernel */
 	ck_assert_str_eq(dec(A_OFLAGS, O_RDONLY | 0x40000000), "O_RDONLY|0x40000000");
 	ck_assert_str_eq(dec(A_OFLAGS, 3), "O_ACCMODE");
 }
@@ -83,10 +87,12 @@ START_TEST(test_at_and_rename_flags)
 	ck_assert_str_eq(dec(A_ATFLAGS, 0), "0");
 	ck_assert_str_eq(dec(A_ATFLAGS, AT_SYMLINK_NOFOLLOW), "AT_SYMLINK_NOFOLLOW");
 	ck_assert_str_eq(dec(A_ATFLAGS, AT_REMOVEDIR), "AT_REMOVEDIR");
-	ck_assert_str_eq(dec(A_ATFLAGS, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW), "AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH");
+	ck_assert_str_eq(dec(A_ATFLAGS, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW),
+			 "AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH");
 	ck_assert_str_eq(dec(A_ATFLAGS, AT_SYMLINK_FOLLOW | 0x10000), "AT_SYMLINK_FOLLOW|0x10000");
 	ck_assert_str_eq(dec(A_RENAMEFLAGS, RENAME_NOREPLACE), "RENAME_NOREPLACE");
-	ck_assert_str_eq(dec(A_RENAMEFLAGS, RENAME_EXCHANGE | RENAME_WHITEOUT), "RENAME_EXCHANGE|RENAME_WHITEOUT");
+	ck_assert_str_eq(dec(A_RENAMEFLAGS, RENAME_EXCHANGE | RENAME_WHITEOUT),
+			 "RENAME_EXCHANGE|RENAME_WHITEOUT");
 }
 END_TEST
 
@@ -157,7 +163,8 @@ START_TEST(test_families_and_socket_types)
 	ck_assert_str_eq(dec(A_FAMILY, 99), "99");
 	ck_assert_str_eq(dec(A_SOCKTYPE, SOCK_STREAM), "SOCK_STREAM");
 	ck_assert_str_eq(dec(A_SOCKTYPE, SOCK_STREAM | SOCK_CLOEXEC), "SOCK_STREAM|SOCK_CLOEXEC");
-	ck_assert_str_eq(dec(A_SOCKTYPE, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC), "SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC");
+	ck_assert_str_eq(dec(A_SOCKTYPE, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC),
+			 "SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC");
 	ck_assert_str_eq(dec(A_SOCKTYPE, SOCK_RAW), "SOCK_RAW");
 	ck_assert_str_eq(dec(A_SOCKTYPE, 15), "15");
 }
@@ -168,13 +175,14 @@ START_TEST(test_clone_flags)
 	/* What glibc's fork() passes, and what pthread_create() passes. */
 	ck_assert_str_eq(dec(A_CLONE, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD),
 			 "CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD");
-	ck_assert_str_eq(dec(A_CLONE, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-					 CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
-					 CLONE_CHILD_CLEARTID),
+	ck_assert_str_eq(dec(A_CLONE, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+					      CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+					      CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID),
 			 "CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|"
 			 "CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID");
 	ck_assert_str_eq(dec(A_CLONE, CLONE_NEWUSER | CLONE_NEWNS), "CLONE_NEWNS|CLONE_NEWUSER");
-	ck_assert_str_eq(dec(A_CLONE, CLONE_VM | CLONE_VFORK | SIGCHLD), "CLONE_VM|CLONE_VFORK|SIGCHLD");
+	ck_assert_str_eq(dec(A_CLONE, CLONE_VM | CLONE_VFORK | SIGCHLD),
+			 "CLONE_VM|CLONE_VFORK|SIGCHLD");
 	ck_assert_str_eq(dec(A_CLONE, 0), "0");
 	ck_assert_str_eq(dec(A_CLONE, SIGCHLD), "SIGCHLD");
 }
@@ -190,7 +198,8 @@ START_TEST(test_ioctl)
 	ck_assert_str_eq(dec(A_IOCTL, 0x1234abcd), "0x1234abcd");
 	/* Every allowed request has a name, and names are unambiguous. */
 	for (unsigned i = 0; i < sc_ioctl_nallowed; i++)
-		ck_assert_msg(sc_ioctl_name(sc_ioctl_allowed[i]) != NULL, "%#lx", sc_ioctl_allowed[i]);
+		ck_assert_msg(sc_ioctl_name(sc_ioctl_allowed[i]) != NULL, "%#lx",
+			      sc_ioctl_allowed[i]);
 	ck_assert_str_eq(sc_ioctl_name(TCSETS2), "TCSETS2");
 	ck_assert_str_eq(sc_ioctl_name(TIOCGPTPEER), "TIOCGPTPEER");
 }
@@ -202,9 +211,11 @@ START_TEST(test_mmap_prot_and_flags)
 	ck_assert_str_eq(dec(A_PROT, PROT_READ | PROT_WRITE), "PROT_READ|PROT_WRITE");
 	ck_assert_str_eq(dec(A_PROT, PROT_READ | PROT_EXEC), "PROT_READ|PROT_EXEC");
 	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_PRIVATE | MAP_ANONYMOUS), "MAP_PRIVATE|MAP_ANONYMOUS");
-	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_PRIVATE | MAP_FIXED | MAP_DENYWRITE), "MAP_PRIVATE|MAP_FIXED|MAP_DENYWRITE");
+	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_PRIVATE | MAP_FIXED | MAP_DENYWRITE),
+			 "MAP_PRIVATE|MAP_FIXED|MAP_DENYWRITE");
 	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_SHARED), "MAP_SHARED");
-	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_SHARED_VALIDATE | MAP_SYNC), "MAP_SHARED_VALIDATE|MAP_SYNC");
+	ck_assert_str_eq(dec(A_MAPFLAGS, MAP_SHARED_VALIDATE | MAP_SYNC),
+			 "MAP_SHARED_VALIDATE|MAP_SYNC");
 }
 END_TEST
 

@@ -40,7 +40,7 @@
 
 #include "jsonl.h"
 
-#define UNKNOWN_NR 400 /* between rseq (334) and pidfd_send_signal (424): none */
+#define UNKNOWN_NR 400    /* between rseq (334) and pidfd_send_signal (424): none */
 #define NOBODY 0x3ffffff0 /* a tid no task has (above pid_max's limit) */
 
 static struct sandbox sb; /* large: static */
@@ -64,7 +64,8 @@ static void setup(enum audit_level level)
 static void fake(int nr, pid_t tid, uint64_t a0, uint64_t a1)
 {
 	struct seccomp_notif n = {
-		.id = 1, .pid = (uint32_t)tid,
+		.id = 1,
+		.pid = (uint32_t)tid,
 		.data = { .nr = nr, .arch = AUDIT_ARCH_X86_64, .args = { a0, a1 } },
 	};
 	dispatch(&sb, nullfd, &n);
@@ -106,8 +107,9 @@ static void expect(const struct jrec *r, const char *syscall, int nr, int64_t re
 static void counters(unsigned cls, uint64_t supervised, uint64_t denied)
 {
 	for (unsigned k = 0; k < SC_NCLASS; k++) {
-		ck_assert_msg(sb.supervised[k] == (k == cls ? supervised : 0), "supervised[%s] = %llu",
-			      sc_class_name(k), (unsigned long long)sb.supervised[k]);
+		ck_assert_msg(sb.supervised[k] == (k == cls ? supervised : 0),
+			      "supervised[%s] = %llu", sc_class_name(k),
+			      (unsigned long long)sb.supervised[k]);
 		ck_assert_msg(sb.denied[k] == (k == cls ? denied : 0), "denied[%s] = %llu",
 			      sc_class_name(k), (unsigned long long)sb.denied[k]);
 	}
@@ -128,7 +130,8 @@ START_TEST(test_unknown_number)
 	int n = jlog_read(logfd, &r);
 	ck_assert_int_eq(n, 5);
 	for (int i = 0; i < n; i++)
-		expect(&r[i], "unknown", nrs[i], -ENOSYS, "ENOSYS", "deny", "table.unknown-syscall");
+		expect(&r[i], "unknown", nrs[i], -ENOSYS, "ENOSYS", "deny",
+		       "table.unknown-syscall");
 	jlog_free(r, n);
 	counters(SC_SYSTEM, 5, 5);
 }
@@ -168,8 +171,8 @@ START_TEST(test_table_deny)
 	setup(AUDIT_DENIALS);
 	known(getpid(), "/");
 	fake(__NR_shmget, getpid(), 0, 4096); /* DENY(ENOSYS) */
-	fake(__NR_ptrace, getpid(), 16, 1);  /* DENY(EPERM) */
-	fake(__NR_syslog, getpid(), 10, 0);  /* DENY(EPERM) */
+	fake(__NR_ptrace, getpid(), 16, 1);   /* DENY(EPERM) */
+	fake(__NR_syslog, getpid(), 10, 0);   /* DENY(EPERM) */
 	struct jrec *r;
 	int n = jlog_read(logfd, &r);
 	ck_assert_int_eq(n, 3);
@@ -198,8 +201,10 @@ START_TEST(test_unexpected_notification)
 	struct jrec *r;
 	int n = jlog_read(logfd, &r);
 	ck_assert_int_eq(n, 2);
-	expect(&r[0], "getpid", __NR_getpid, -EPERM, "EPERM", "deny", "table.unexpected-notification");
-	expect(&r[1], "execve", __NR_execve, -EPERM, "EPERM", "deny", "table.unexpected-notification");
+	expect(&r[0], "getpid", __NR_getpid, -EPERM, "EPERM", "deny",
+	       "table.unexpected-notification");
+	expect(&r[1], "execve", __NR_execve, -EPERM, "EPERM", "deny",
+	       "table.unexpected-notification");
 	jlog_free(r, n);
 	counters(SC_PROCESS, 2, 2);
 }
@@ -225,7 +230,8 @@ START_TEST(test_handler_runs)
 	struct jrec *r;
 	int n = jlog_read(logfd, &r);
 	ck_assert_int_eq(n, 3);
-	expect(&r[0], "getcwd", __NR_getcwd, (int64_t)strlen("/virtual/dir") + 1, NULL, "emulate", NULL);
+	expect(&r[0], "getcwd", __NR_getcwd, (int64_t)strlen("/virtual/dir") + 1, NULL, "emulate",
+	       NULL);
 	expect(&r[1], "getcwd", __NR_getcwd, -ERANGE, "ERANGE", "emulate", NULL);
 	expect(&r[2], "getcwd", __NR_getcwd, -ENOENT, "ENOENT", "emulate", NULL);
 	jlog_free(r, n);
@@ -272,7 +278,7 @@ typedef void (*child_call)(struct outcome *o);
 
 struct child {
 	pid_t pid;
-	int sock;     /* the test's end: the listener, then the outcome */
+	int sock; /* the test's end: the listener, then the outcome */
 	int listener;
 };
 
@@ -291,8 +297,8 @@ static void child_main(int sock, int nr, child_call call)
 	struct sock_fprog prog = { sizeof f / sizeof f[0], f };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		_exit(2);
-	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			      &prog);
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (fd < 0)
 		_exit(3);
 	char byte = 0;
@@ -301,7 +307,10 @@ static void child_main(int sock, int nr, child_call call)
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.b,
+			    .msg_controllen = sizeof u.b };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -334,7 +343,10 @@ static struct child child_start(int nr, child_call call)
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.b,
+			    .msg_controllen = sizeof u.b };
 	struct pollfd pf = { ch.sock, POLLIN, 0 };
 	ck_assert_msg(poll(&pf, 1, 2000) == 1, "the child sent no listener");
 	ck_assert_int_eq(recvmsg(ch.sock, &m, MSG_CMSG_CLOEXEC), 1);
@@ -467,7 +479,8 @@ START_TEST(test_live_handlers)
 	struct jrec *r;
 	ck_assert_int_eq(jlog_read(logfd, &r), 2);
 	expect(&r[0], "uname", __NR_uname, 0, NULL, "emulate", NULL);
-	expect(&r[1], "getcwd", __NR_getcwd, (int64_t)strlen("/virtual/dir") + 1, NULL, "emulate", NULL);
+	expect(&r[1], "getcwd", __NR_getcwd, (int64_t)strlen("/virtual/dir") + 1, NULL, "emulate",
+	       NULL);
 	jlog_free(r, 2);
 	ck_assert_uint_eq(sb.supervised[SC_SYSTEM], 1);
 	ck_assert_uint_eq(sb.supervised[SC_FILE], 1);

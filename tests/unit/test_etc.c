@@ -34,8 +34,8 @@ static void view(uid_t uid, gid_t gid, const char *hostname)
 }
 
 /* The passwd entries of the generated file, in order; returns the count. */
-static int passwd_entries(struct passwd *out, char names[][32], char homes[][64],
-			  char shells[][64], int max)
+static int passwd_entries(struct passwd *out, char names[][32], char homes[][64], char shells[][64],
+			  int max)
 {
 	const char *text = gen("passwd");
 	FILE *f = fmemopen((void *)text, strlen(text), "r");

@@ -81,8 +81,7 @@ static uint32_t eval(const struct sock_fprog *p, const struct seccomp_data *d)
 		case BPF_JMP | BPF_JGE | BPF_K: pc += a >= k ? f->jt : f->jf; break;
 		case BPF_JMP | BPF_JSET | BPF_K: pc += (a & k) ? f->jt : f->jf; break;
 		case BPF_RET | BPF_K: return k;
-		default:
-			ck_abort_msg("BPF op %#x at %u not understood by the test", f->code, pc);
+		default: ck_abort_msg("BPF op %#x at %u not understood by the test", f->code, pc);
 		}
 	}
 	ck_abort_msg("BPF program ran off its end");
@@ -91,7 +90,9 @@ static uint32_t eval(const struct sock_fprog *p, const struct seccomp_data *d)
 
 static uint32_t run6(uint32_t arch, int nr, const uint64_t a[6])
 {
-	struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a[0], a[1], a[2], a[3], a[4], a[5] } };
+	struct seccomp_data d = { .nr = nr,
+				  .arch = arch,
+				  .args = { a[0], a[1], a[2], a[3], a[4], a[5] } };
 	return eval(&prog, &d);
 }
 static uint32_t run3(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a4)
@@ -103,7 +104,8 @@ static uint32_t run(uint32_t arch, int nr, uint64_t a0, uint64_t a1, uint64_t a4
 {
 	return run3(arch, nr, a0, a1, 0, a4);
 }
-#define sock64(family, type, proto) run3(AUDIT_ARCH_X86_64, SYS_socket, (family), (type), (proto), 0)
+#define sock64(family, type, proto) \
+	run3(AUDIT_ARCH_X86_64, SYS_socket, (family), (type), (proto), 0)
 /* The clockid of a CPU clock of pid (type 0-2; +4 a thread's), as 32 bits. */
 #define CPUCLK(pid, type) ((uint64_t)(((~(uint32_t)(pid)) << 3) | (uint32_t)(type)))
 
@@ -160,14 +162,19 @@ START_TEST(test_every_line_and_number)
 		/* ... a CPU clock of pid 1, POSIX_FADV_DONTNEED, RWF_NOWAIT */
 		uint64_t a[6] = {
 			e && e->cond == COND_SECCOMP_NO_LISTENER ? SECCOMP_SET_MODE_FILTER
-			: e && e->cond == COND_NO_NS_FLAGS ? CLONE_NEWUSER
-			: e && e->cond == COND_CLOCK_OWN ? CPUCLK(1, 2) : AF_INET,
-			e && e->cond == COND_IOCTL_ALLOWED ? TIOCSTI : SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			0, e && e->cond == COND_FADV_KEEPS ? 4 : 0, 0x1000,
+			: e && e->cond == COND_NO_NS_FLAGS       ? CLONE_NEWUSER
+			: e && e->cond == COND_CLOCK_OWN         ? CPUCLK(1, 2)
+								 : AF_INET,
+			e && e->cond == COND_IOCTL_ALLOWED ? TIOCSTI
+							   : SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			0,
+			e && e->cond == COND_FADV_KEEPS ? 4 : 0,
+			0x1000,
 			e && e->cond == COND_NO_RWF_NOWAIT ? 0x8 : 0,
 		};
 		got = run6(AUDIT_ARCH_X86_64, nr, a);
-		ck_assert_msg(got == want, "%d (%s): got %#x, want %#x", nr, e ? e->name : "unknown", got, want);
+		ck_assert_msg(got == want, "%d (%s): got %#x, want %#x", nr,
+			      e ? e->name : "unknown", got, want);
 	}
 	/* past the table */
 	ck_assert_uint_eq(run64(SC_NR_MAX, 0, 0, 0), RET_NOTIFY);
@@ -179,8 +186,12 @@ END_TEST
  * class 4): what stays in the kernel and what the supervisor sees. */
 START_TEST(test_host_object_conditions)
 {
-	const uint64_t own[] = { 0, 1, 7 /* BOOTTIME */, (uint32_t)-2 /* own thread SCHED */,
-				 (uint32_t)-6 /* own process SCHED */, (uint32_t)-8 };
+	const uint64_t own[] = { 0,
+				 1,
+				 7 /* BOOTTIME */,
+				 (uint32_t)-2 /* own thread SCHED */,
+				 (uint32_t)-6 /* own process SCHED */,
+				 (uint32_t)-8 };
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
 		const uint64_t a[6] = { own[i], 0, 0, 0, 0, 0 };
 		ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_clock_gettime, a), SECCOMP_RET_ALLOW);
@@ -200,8 +211,8 @@ START_TEST(test_host_object_conditions)
 	ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_preadv2, nowait), RET_NOTIFY);
 	ck_assert_uint_eq(run6(AUDIT_ARCH_X86_64, SYS_preadv2, sync_), SECCOMP_RET_ALLOW);
 	/* locks, leases and dnotify reach the supervisor; plain fd work does not */
-	const unsigned to_moat[] = { F_SETLK, F_SETLKW, F_GETLK, F_OFD_SETLK, F_OFD_GETLK, F_SETLEASE,
-				     F_NOTIFY, F_SETOWN };
+	const unsigned to_moat[] = { F_SETLK,     F_SETLKW,   F_GETLK,  F_OFD_SETLK,
+				     F_OFD_GETLK, F_SETLEASE, F_NOTIFY, F_SETOWN };
 	for (size_t i = 0; i < sizeof to_moat / sizeof to_moat[0]; i++)
 		ck_assert_uint_eq(run64(SYS_fcntl, 3, to_moat[i], 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_fcntl, 3, F_GETFL, 0), SECCOMP_RET_ALLOW);
@@ -241,7 +252,8 @@ START_TEST(test_conditions)
 	ck_assert_uint_eq(sock64(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), SECCOMP_RET_ALLOW);
 	/* ints: junk above bit 31 of type and protocol is what the kernel
 	 * ignores too */
-	ck_assert_uint_eq(sock64(AF_INET, (1ULL << 40) | SOCK_STREAM, (1ULL << 33)), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(sock64(AF_INET, (1ULL << 40) | SOCK_STREAM, (1ULL << 33)),
+			  SECCOMP_RET_ALLOW);
 	ck_assert_uint_eq(sock64(AF_INET, SOCK_RAW, IPPROTO_ICMP), RET_NOTIFY);
 	ck_assert_uint_eq(sock64(AF_INET, SOCK_DGRAM, IPPROTO_ICMP), RET_NOTIFY);
 	ck_assert_uint_eq(sock64(AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6), RET_NOTIFY);
@@ -259,17 +271,20 @@ START_TEST(test_conditions)
 	uint64_t thread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
 			  CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
 	ck_assert_uint_eq(run64(SYS_clone, thread, 0, 0), SECCOMP_RET_ALLOW);
-	ck_assert_uint_eq(run64(SYS_clone, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, 0, 0),
+	ck_assert_uint_eq(run64(SYS_clone, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, 0,
+				0),
 			  SECCOMP_RET_ALLOW);
-	static const uint64_t bad[] = { CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-					CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_UNTRACED };
+	static const uint64_t bad[] = {
+		CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+		CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET, CLONE_UNTRACED
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(run64(SYS_clone, SIGCHLD | bad[i], 0, 0) == RET_NOTIFY, "clone %#llx",
 			      (unsigned long long)bad[i]);
 
-	/* setsockopt: the socket's own options in the kernel; interfaces and
-	 * multicast (and anything unlisted) to the supervisor.  level and
-	 * option are ints: high bits are ignored, as the kernel does. */
+		/* setsockopt: the socket's own options in the kernel; interfaces and
+		 * multicast (and anything unlisted) to the supervisor.  level and
+		 * option are ints: high bits are ignored, as the kernel does. */
 #define sockopt64(level, opt) run3(AUDIT_ARCH_X86_64, SYS_setsockopt, 3, (level), (opt), 4)
 	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_REUSEADDR), SECCOMP_RET_ALLOW);
 	ck_assert_uint_eq(sockopt64(SOL_SOCKET, SO_ATTACH_FILTER), SECCOMP_RET_ALLOW);
@@ -297,8 +312,8 @@ START_TEST(test_conditions)
 		ck_assert_uint_eq(run64(SYS_ioctl, 0, (0xabcdULL << 32) | sc_ioctl_allowed[i], 0),
 				  SECCOMP_RET_ALLOW);
 	}
-	static const unsigned long refused[] = { TIOCSTI, TIOCLINUX, TIOCSCTTY, TIOCCONS, TIOCSETD,
-						 SIOCGIFCONF, 0 };
+	static const unsigned long refused[] = { TIOCSTI,  TIOCLINUX,   TIOCSCTTY, TIOCCONS,
+						 TIOCSETD, SIOCGIFCONF, 0 };
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		ck_assert_uint_eq(run64(SYS_ioctl, 0, refused[i], 0), RET_NOTIFY);
 		ck_assert_uint_eq(run64(SYS_ioctl, 0, (1ULL << 32) | refused[i], 0), RET_NOTIFY);
@@ -311,7 +326,8 @@ START_TEST(test_conditions)
 	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, 0), SECCOMP_RET_ALLOW);
 	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, 0), SECCOMP_RET_ALLOW);
 	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, 0), SECCOMP_RET_ALLOW);
-	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0),
+	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				SECCOMP_FILTER_FLAG_NEW_LISTENER, 0),
 			  RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC, 0),
@@ -351,15 +367,17 @@ static int sandboxed(int (*fn)(void))
 static void expect_exit_ok(int (*fn)(void), const char *what)
 {
 	int st = sandboxed(fn);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == OK, "%s: status %#x (exit %d, signal %d)", what, st,
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == OK, "%s: status %#x (exit %d, signal %d)",
+		      what, st, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+		      WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 static void expect_sigsys(int (*fn)(void), const char *what)
 {
 	int st = sandboxed(fn);
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "%s: status %#x (exit %d, signal %d)", what,
-		      st, WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+		      "%s: status %#x (exit %d, signal %d)", what, st,
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 /* USER_NOTIF with no listener attached: the kernel answers ENOSYS. */
@@ -412,7 +430,10 @@ static int do_x32(void)
 static int do_int80(void)
 {
 	long r;
-	__asm__ volatile("int $0x80" : "=a"(r) : "0"(20L) /* i386 getpid */ : "memory", "r8", "r9", "r10", "r11");
+	__asm__ volatile("int $0x80"
+			 : "=a"(r)
+			 : "0"(20L) /* i386 getpid */
+			 : "memory", "r8", "r9", "r10", "r11");
 	return WRONG; /* not reached */
 }
 static int do_supervised(void)
@@ -453,7 +474,8 @@ static int do_seccomp_listener(void)
 
 	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) != 0)
 		return WRONG;
-	if (notified(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &p)) != OK)
+	if (notified(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			     &p)) != OK)
 		return WRONG;
 	/* op with junk above bit 31: the kernel reads SET_MODE_FILTER */
 	if (notified(syscall(SYS_seccomp, (1UL << 32) | SECCOMP_SET_MODE_FILTER,
@@ -472,7 +494,8 @@ END_TEST
 
 START_TEST(test_live_conditions)
 {
-	expect_exit_ok(do_socket_inet, "socket(AF_INET, SOCK_DGRAM) in the kernel, SOCK_RAW notified");
+	expect_exit_ok(do_socket_inet,
+		       "socket(AF_INET, SOCK_DGRAM) in the kernel, SOCK_RAW notified");
 	expect_exit_ok(do_socket_unix, "socket(AF_UNIX) in the kernel");
 	expect_exit_ok(do_ioctl, "ioctl allowlist");
 	expect_exit_ok(do_seccomp_listener, "seccomp without listener");
@@ -501,8 +524,12 @@ static bool int80_works(void)
 		long r;
 		struct rlimit nocore = { 0, 0 };
 		setrlimit(RLIMIT_CORE, &nocore);
-		signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would report the expected fault */
-		__asm__ volatile("int $0x80" : "=a"(r) : "0"(20L) : "memory", "r8", "r9", "r10", "r11");
+		signal(SIGSEGV,
+		       SIG_DFL); /* a sanitizer's handler would report the expected fault */
+		__asm__ volatile("int $0x80"
+				 : "=a"(r)
+				 : "0"(20L)
+				 : "memory", "r8", "r9", "r10", "r11");
 		_exit(r == syscall(SYS_getpid) ? 0 : 1);
 	}
 	int st;
@@ -514,7 +541,8 @@ START_TEST(test_live_i386_killed)
 {
 	if (!int80_works()) {
 		/* test_other_abis_killed covers the arch check by evaluation */
-		fprintf(stderr, "test_filter: int 0x80 faults on this kernel; live i386 check skipped\n");
+		fprintf(stderr,
+			"test_filter: int 0x80 faults on this kernel; live i386 check skipped\n");
 		return;
 	}
 	expect_sigsys(do_int80, "int 0x80 getpid");
@@ -528,13 +556,16 @@ START_TEST(test_blob_is_current)
 	struct sock_fprog fresh;
 	ck_assert_int_eq(sc_filter_build(&fresh), 0);
 	ck_assert_uint_eq(fresh.len, sc_filter_blob_len);
-	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob, fresh.len * sizeof fresh.filter[0]), 0);
+	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob, fresh.len * sizeof fresh.filter[0]),
+			 0);
 	free(fresh.filter);
 	ck_assert_int_eq(sc_filter_build_variant(&fresh, true), 0);
 	ck_assert_uint_eq(fresh.len, sc_filter_blob_inet_len);
-	ck_assert_int_eq(memcmp(fresh.filter, sc_filter_blob_inet, fresh.len * sizeof fresh.filter[0]), 0);
+	ck_assert_int_eq(
+		memcmp(fresh.filter, sc_filter_blob_inet, fresh.len * sizeof fresh.filter[0]), 0);
 	/* the variant sends TCP/UDP socket() to the supervisor, AF_UNIX not */
-	struct seccomp_data d = { .nr = SYS_socket, .arch = AUDIT_ARCH_X86_64,
+	struct seccomp_data d = { .nr = SYS_socket,
+				  .arch = AUDIT_ARCH_X86_64,
 				  .args = { AF_INET, SOCK_STREAM, 0, 0, 0, 0 } };
 	ck_assert_uint_eq(eval(&fresh, &d), RET_NOTIFY);
 	d.args[0] = AF_UNIX;

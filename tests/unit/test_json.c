@@ -37,7 +37,8 @@ START_TEST(test_ascii_and_utf8_kept)
 {
 	ck_assert_str_eq(W("/tmp/a b"), "\"/tmp/a b\"");
 	ck_assert(!lossy);
-	ck_assert_str_eq(W("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	ck_assert_str_eq(W("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+			 "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
 	ck_assert(!lossy);
 	ck_assert_str_eq(W("q\"b\\"), "\"q\\\"b\\\\\"");
 }
@@ -60,8 +61,9 @@ START_TEST(test_invalid_bytes_replaced)
 {
 	/* a raw 0x9b (CSI in 8-bit terminals), a lone continuation, a
 	 * truncated sequence, an overlong '/', a surrogate, past U+10FFFF */
-	static const char *const bad[] = { "\x9b", "\x80", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80",
-					   "\xf4\x90\x80\x80", "\xff" };
+	static const char *const bad[] = { "\x9b",     "\x80",         "\xe2\x82",
+					   "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+					   "\xff" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		w(bad[i], strlen(bad[i]));
 		ck_assert_msg(lossy, "%zu not flagged", i);
@@ -79,15 +81,17 @@ START_TEST(test_field_adds_hex)
 	json_field(f, "path", "/w/x\x9b");
 	json_field(f, "ok", "/w/y");
 	fclose(f);
-	ck_assert_str_eq(out, ",\"path\":\"/w/x\\ufffd\",\"path-hex\":\"2f772f789b\",\"ok\":\"/w/y\"");
+	ck_assert_str_eq(out,
+			 ",\"path\":\"/w/x\\ufffd\",\"path-hex\":\"2f772f789b\",\"ok\":\"/w/y\"");
 }
 END_TEST
 
 START_TEST(test_base64)
 {
 	static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
-	static const char *const exp[] = { "\"\"", "\"Zg==\"", "\"Zm8=\"", "\"Zm9v\"", "\"Zm9vYg==\"",
-					   "\"Zm9vYmE=\"", "\"Zm9vYmFy\"" };
+	static const char *const exp[] = { "\"\"",        "\"Zg==\"",     "\"Zm8=\"",
+					   "\"Zm9v\"",    "\"Zm9vYg==\"", "\"Zm9vYmE=\"",
+					   "\"Zm9vYmFy\"" };
 	for (size_t i = 0; i < 7; i++) {
 		FILE *f = fmemopen(out, sizeof out, "w");
 		json_base64(f, in[i], strlen(in[i]));

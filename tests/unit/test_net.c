@@ -91,13 +91,15 @@ END_TEST
 START_TEST(test_bad_rules)
 {
 	static const char *bad[] = {
-		"10.0.0.1:0", "10.0.0.1:65536", "10.0.0.1:80-70", "10.0.0.0/33", "[::1]:x",
-		"[::1", "[2001:db8::/129]", "bad name!", "10.0.0.1/x", "host:", "",
+		"10.0.0.1:0", "10.0.0.1:65536",   "10.0.0.1:80-70", "10.0.0.0/33", "[::1]:x",
+		"[::1",       "[2001:db8::/129]", "bad name!",      "10.0.0.1/x",  "host:",
+		"",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		reset();
 		err[0] = '\0';
-		ck_assert_msg(net_policy_add(&n, bad[i], err, sizeof err) < 0, "%s accepted", bad[i]);
+		ck_assert_msg(net_policy_add(&n, bad[i], err, sizeof err) < 0, "%s accepted",
+			      bad[i]);
 		ck_assert_msg(err[0] && !strchr(err, '\n'), "%s: no one-line reason", bad[i]);
 		ck_assert_int_eq(n.nrule, 0);
 	}
@@ -146,8 +148,10 @@ END_TEST
 START_TEST(test_dns_question)
 {
 	/* id 0x1234, RD, one question: "pypi.org" AAAA IN */
-	static const unsigned char q[] = { 0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 4, 'p', 'y',
-					   'p', 'i', 3, 'o', 'r', 'g', 0, 0, 28, 0, 1 };
+	static const unsigned char q[] = {
+		0x12, 0x34, 0x01, 0x00, 0, 1,   0,   0,   0, 0, 0,  0, 4,
+		'p',  'y',  'p',  'i',  3, 'o', 'r', 'g', 0, 0, 28, 0, 1
+	};
 	char name[256], type[12];
 	ck_assert(dns_question(q, sizeof q, name, sizeof name, type, sizeof type));
 	ck_assert_str_eq(name, "pypi.org");
@@ -162,7 +166,8 @@ START_TEST(test_dns_question)
 	r[12] = 0xc0;
 	ck_assert(!dns_question(r, sizeof r, name, sizeof name, type, sizeof type));
 	/* bytes that could forge a log line are escaped */
-	static const unsigned char e[] = { 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'a', '\n', '"', 0, 0, 16, 0, 1 };
+	static const unsigned char e[] = { 0, 1, 0,   0,    0,   1, 0, 0,  0, 0, 0,
+					   0, 3, 'a', '\n', '"', 0, 0, 16, 0, 1 };
 	ck_assert(dns_question(e, sizeof e, name, sizeof name, type, sizeof type));
 	ck_assert_str_eq(name, "a\\x0a\\x22");
 	ck_assert_str_eq(type, "TXT");

@@ -40,7 +40,8 @@ START_TEST(test_entries_complete)
 			ck_assert_msg((k < o->nargs) == (o->metavar[k] != NULL),
 				      "%s: metavar %u does not match nargs", o->name, k);
 		/* A joined entry shares the line of the one before it. */
-		ck_assert_msg(!(o->flags & OPT_JOINED) || (o != moat_options && !(o[-1].flags & OPT_JOINED)),
+		ck_assert_msg(!(o->flags & OPT_JOINED) ||
+				      (o != moat_options && !(o[-1].flags & OPT_JOINED)),
 			      "%s: joined to nothing", o->name);
 	}
 	ck_assert_int_ge(n, 29);
@@ -66,7 +67,8 @@ START_TEST(test_setter_refuses_then_accepts)
 	run_config_init(&rc);
 	struct limits before = rc.lim;
 	ck_assert_int_eq(apply("--memory-limit", "0", NULL), -1);
-	ck_assert_str_eq(err, "--memory-limit: expected a positive number of bytes (K, M, G suffixes) (0)");
+	ck_assert_str_eq(
+		err, "--memory-limit: expected a positive number of bytes (K, M, G suffixes) (0)");
 	ck_assert_int_eq(apply("--memory-limit", "12Q", NULL), -1);
 	ck_assert_int_eq(memcmp(&rc.lim, &before, sizeof before), 0); /* untouched */
 
@@ -103,7 +105,9 @@ START_TEST(test_mounts_and_env)
 {
 	run_config_init(&rc);
 	ck_assert_int_eq(apply("--bind", "/nonexistent-moat-src", "/x"), -1);
-	ck_assert_str_eq(err, "/nonexistent-moat-src: source does not exist (give an existing host directory)");
+	ck_assert_str_eq(
+		err,
+		"/nonexistent-moat-src: source does not exist (give an existing host directory)");
 	ck_assert_int_eq(apply("--bind", "/", "x"), -1);
 	ck_assert_str_eq(err, "x: the destination must be an absolute path (--bind)");
 	ck_assert_int_eq(apply("--ro-bind", "/", "/proc/1"), -1);
@@ -185,15 +189,18 @@ START_TEST(test_usage_from_table)
 	ck_assert(!strncmp(text, "usage: moat run [OPTIONS] -- CMD [ARGS...]\n\n", 44));
 	for (const struct moat_option *o = moat_options; o->name; o++) {
 		char line[64];
-		snprintf(line, sizeof line, "%s%s ", o->flags & OPT_JOINED ? ", " : "\n  ", o->name);
+		snprintf(line, sizeof line, "%s%s ", o->flags & OPT_JOINED ? ", " : "\n  ",
+			 o->name);
 		ck_assert_msg(strstr(text, line), "%s not in --help", o->name);
 	}
-	ck_assert_ptr_nonnull(strstr(text, "\n  --uid N, --gid N    the sandbox's ids (default 65534 "
-					   "when run as root)\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\n  --uid N, --gid N    the sandbox's ids (default 65534 "
+				     "when run as root)\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\n  --file-size-limit SIZE, --open-files-limit N   per "
 					   "process (rlimits)\n"));
-	ck_assert_ptr_nonnull(strstr(text, "\n  --memory-limit SIZE memory of all processes together"
-					   " (ML; K, M, G; default\n                      half"));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\n  --memory-limit SIZE memory of all processes together"
+				     " (ML; K, M, G; default\n                      half"));
 	ck_assert(len > 20 && !strcmp(text + len - 20, "  --version, --help\n"));
 	free(text);
 }

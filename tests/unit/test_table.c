@@ -49,7 +49,8 @@ START_TEST(test_every_header_number_has_its_line)
 		const struct sc_entry *e = sc_lookup(h[i].nr);
 		ck_assert_msg(e != NULL, "__NR_%s (%d) has no table line", h[i].name, h[i].nr);
 		ck_assert_msg(strcmp(e->name, h[i].name) == 0,
-			      "__NR_%s (%d) is named \"%s\" in the table", h[i].name, h[i].nr, e->name);
+			      "__NR_%s (%d) is named \"%s\" in the table", h[i].name, h[i].nr,
+			      e->name);
 	}
 }
 END_TEST
@@ -57,16 +58,19 @@ END_TEST
 START_TEST(test_newer_syscalls)
 {
 	static const char *const names[] = {
-		[451] = "cachestat", [452] = "fchmodat2", [453] = "map_shadow_stack",
-		[454] = "futex_wake", [455] = "futex_wait", [456] = "futex_requeue",
-		[457] = "statmount", [458] = "listmount", [459] = "lsm_get_self_attr",
-		[460] = "lsm_set_self_attr", [461] = "lsm_list_modules", [462] = "mseal",
+		[451] = "cachestat",         [452] = "fchmodat2",
+		[453] = "map_shadow_stack",  [454] = "futex_wake",
+		[455] = "futex_wait",        [456] = "futex_requeue",
+		[457] = "statmount",         [458] = "listmount",
+		[459] = "lsm_get_self_attr", [460] = "lsm_set_self_attr",
+		[461] = "lsm_list_modules",  [462] = "mseal",
 	};
 
 	for (int nr = 451; nr <= 462; nr++)
 		ck_assert_str_eq(sc_name(nr), names[nr]);
 	ck_assert_int_eq(sc_lookup(452)->disp, SC_SUPERVISE);
-	ck_assert_ptr_eq((void *)sc_lookup(452)->handler, (void *)sc_lookup(sc_by_name("fchmodat"))->handler);
+	ck_assert_ptr_eq((void *)sc_lookup(452)->handler,
+			 (void *)sc_lookup(sc_by_name("fchmodat"))->handler);
 	for (int nr = 457; nr <= 461; nr++) {
 		ck_assert_int_eq(sc_lookup(nr)->disp, SC_DENY);
 		ck_assert_int_eq(sc_lookup(nr)->err, ENOSYS);
@@ -81,7 +85,8 @@ START_TEST(test_names_unique)
 		if (!sc_table[a].name)
 			continue;
 		for (int b = a + 1; b < SC_NR_MAX; b++)
-			ck_assert_msg(!sc_table[b].name || strcmp(sc_table[a].name, sc_table[b].name) != 0,
+			ck_assert_msg(!sc_table[b].name ||
+					      strcmp(sc_table[a].name, sc_table[b].name) != 0,
 				      "%s at %d and %d", sc_table[a].name, a, b);
 	}
 }
@@ -97,7 +102,8 @@ START_TEST(test_columns_well_formed)
 		ck_assert_msg(e->disp <= SC_DENY, "%s: disp %u", e->name, e->disp);
 		bool ended = false;
 		for (int i = 0; i < 6; i++) {
-			ck_assert_msg(e->arg[i] < A_NKINDS, "%s: arg %d kind %u", e->name, i, e->arg[i]);
+			ck_assert_msg(e->arg[i] < A_NKINDS, "%s: arg %d kind %u", e->name, i,
+				      e->arg[i]);
 			if (e->arg[i] == A_NONE)
 				ended = true;
 			else
@@ -113,14 +119,17 @@ START_TEST(test_handlers_where_needed)
 		const struct sc_entry *e = &sc_table[nr];
 		if (!e->name)
 			continue;
-		bool wants = e->disp == SC_SUPERVISE || e->disp == SC_KERNEL_IF || e->disp == SC_TRACE;
+		bool wants = e->disp == SC_SUPERVISE || e->disp == SC_KERNEL_IF ||
+			     e->disp == SC_TRACE;
 		if (wants)
-			ck_assert_msg(e->handler != NULL, "%s (%s) has no handler", e->name, sc_disp_name(e->disp));
-		else
-			ck_assert_msg(e->handler == NULL, "%s (%s) has a handler nobody calls", e->name,
+			ck_assert_msg(e->handler != NULL, "%s (%s) has no handler", e->name,
 				      sc_disp_name(e->disp));
+		else
+			ck_assert_msg(e->handler == NULL, "%s (%s) has a handler nobody calls",
+				      e->name, sc_disp_name(e->disp));
 		if (e->disp == SC_KERNEL_IF)
-			ck_assert_msg(e->cond != COND_NONE, "%s: KERNEL_IF without condition", e->name);
+			ck_assert_msg(e->cond != COND_NONE, "%s: KERNEL_IF without condition",
+				      e->name);
 		else
 			ck_assert_msg(e->cond == COND_NONE, "%s: condition on a %s line", e->name,
 				      sc_disp_name(e->disp));
@@ -135,9 +144,11 @@ START_TEST(test_deny_has_errno)
 		if (!e->name)
 			continue;
 		if (e->disp == SC_DENY)
-			ck_assert_msg(e->err > 0 && e->err < 4096, "%s: DENY with err %d", e->name, e->err);
+			ck_assert_msg(e->err > 0 && e->err < 4096, "%s: DENY with err %d", e->name,
+				      e->err);
 		else
-			ck_assert_msg(e->err == 0, "%s: err %d on a %s line", e->name, e->err, sc_disp_name(e->disp));
+			ck_assert_msg(e->err == 0, "%s: err %d on a %s line", e->name, e->err,
+				      sc_disp_name(e->disp));
 	}
 }
 END_TEST
@@ -161,6 +172,7 @@ END_TEST
 /* docs/architecture.md rule 8, line by line: the refused kernel surface. */
 START_TEST(test_kernel_surface_refused)
 {
+	/* clang-format off */
 	static const struct { const char *name; int err; } deny[] = {
 		{ "ptrace", EPERM }, { "process_vm_readv", EPERM }, { "process_vm_writev", EPERM },
 		{ "pidfd_getfd", EPERM }, { "kcmp", EPERM }, { "clone3", ENOSYS },
@@ -179,18 +191,23 @@ START_TEST(test_kernel_surface_refused)
 		{ "ioperm", EPERM }, { "shmget", ENOSYS }, { "semget", ENOSYS }, { "msgget", ENOSYS },
 		{ "mq_open", ENOSYS }, { "mq_unlink", ENOSYS }, { "modify_ldt", ENOSYS },
 	};
+	/* clang-format on */
 
 	for (size_t i = 0; i < sizeof(deny) / sizeof(deny[0]); i++) {
 		int nr = sc_by_name(deny[i].name);
 		ck_assert_msg(nr >= 0, "%s missing", deny[i].name);
 		ck_assert_msg(sc_table[nr].disp == SC_DENY && sc_table[nr].err == deny[i].err,
-			      "%s: %s err %d", deny[i].name, sc_disp_name(sc_table[nr].disp), sc_table[nr].err);
+			      "%s: %s err %d", deny[i].name, sc_disp_name(sc_table[nr].disp),
+			      sc_table[nr].err);
 	}
 
-	static const struct { const char *name; unsigned cond; } cond[] = {
-		{ "socket", COND_SOCKET_PLAIN }, { "socketpair", COND_AF_UNIX },
-		{ "clone", COND_NO_NS_FLAGS }, { "sendto", COND_NO_ADDR },
-		{ "ioctl", COND_IOCTL_ALLOWED }, { "seccomp", COND_SECCOMP_NO_LISTENER },
+	static const struct {
+		const char *name;
+		unsigned cond;
+	} cond[] = {
+		{ "socket", COND_SOCKET_PLAIN },        { "socketpair", COND_AF_UNIX },
+		{ "clone", COND_NO_NS_FLAGS },          { "sendto", COND_NO_ADDR },
+		{ "ioctl", COND_IOCTL_ALLOWED },        { "seccomp", COND_SECCOMP_NO_LISTENER },
 		{ "setsockopt", COND_SOCKOPT_ALLOWED },
 	};
 	for (size_t i = 0; i < sizeof(cond) / sizeof(cond[0]); i++) {
@@ -201,6 +218,7 @@ START_TEST(test_kernel_surface_refused)
 	}
 
 	/* Calls that name a host resource never run in the kernel as is. */
+	/* clang-format off */
 	static const char *const supervised[] = {
 		"open", "openat", "openat2", "stat", "newfstatat", "statx", "execve",
 		"connect", "bind", "sendmsg", "sendmmsg", "kill", "tgkill", "tkill",
@@ -208,11 +226,12 @@ START_TEST(test_kernel_surface_refused)
 		"getxattr", "prlimit64", "sched_setaffinity", "setpriority",
 		"ioprio_set", "inotify_add_watch", "getcwd", "umask",
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(supervised) / sizeof(supervised[0]); i++) {
 		const struct sc_entry *e = sc_lookup(sc_by_name(supervised[i]));
 		ck_assert_ptr_nonnull(e);
-		ck_assert_msg(e->disp == SC_SUPERVISE || e->disp == SC_TRACE, "%s is %s", supervised[i],
-			      sc_disp_name(e->disp));
+		ck_assert_msg(e->disp == SC_SUPERVISE || e->disp == SC_TRACE, "%s is %s",
+			      supervised[i], sc_disp_name(e->disp));
 	}
 }
 END_TEST
@@ -226,7 +245,8 @@ START_TEST(test_ioctl_allowlist)
 		for (size_t j = 0; j < sizeof(never) / sizeof(never[0]); j++)
 			ck_assert_msg(sc_ioctl_allowed[i] != never[j], "%#lx allowed", never[j]);
 		for (unsigned k = i + 1; k < sc_ioctl_nallowed; k++)
-			ck_assert_msg(sc_ioctl_allowed[i] != sc_ioctl_allowed[k], "%#lx twice", sc_ioctl_allowed[i]);
+			ck_assert_msg(sc_ioctl_allowed[i] != sc_ioctl_allowed[k], "%#lx twice",
+				      sc_ioctl_allowed[i]);
 	}
 	bool tcgets = false, fionread = false;
 	for (unsigned i = 0; i < sc_ioctl_nallowed; i++) {
@@ -262,8 +282,9 @@ END_TEST
 
 START_TEST(test_unknown_numbers)
 {
-	static const long unknown[] = { 335, 423, 463, 500, SC_NR_MAX - 1, SC_NR_MAX, -1,
-					0x40000000L | 39, 0x7fffffffL };
+	static const long unknown[] = { 335,           423,       463, 500,
+					SC_NR_MAX - 1, SC_NR_MAX, -1,  0x40000000L | 39,
+					0x7fffffffL };
 
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		ck_assert_msg(sc_lookup(unknown[i]) == NULL, "%ld known", unknown[i]);

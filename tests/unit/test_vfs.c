@@ -26,8 +26,8 @@
 
 #define CHAIN 41 /* links l0 -> l1 -> ... -> l40 -> end: l0 needs 41 hops */
 
-static struct vfs v;      /* large: static, never on the stack */
-static struct vfs v2;     /* for the vfs_setup failures */
+static struct vfs v;           /* large: static, never on the stack */
+static struct vfs v2;          /* for the vfs_setup failures */
 static char base[PATH_MAX];    /* mkdtemp: holds everything below */
 static char tree[PATH_MAX];    /* the fake host tree (canonical) */
 static char scratch[PATH_MAX]; /* vfs_setup's scratch directory */
@@ -214,8 +214,9 @@ static void walk_ok(const char *from, const char *path, int flags, const char *w
 	int r = walk(from, path, flags, p);
 	ck_assert_msg(r == 0, "walk(%s, \"%s\", %#x) = %d (%s), want \"%s\"", from, path, flags, r,
 		      strerror(-r), want);
-	ck_assert_msg(strcmp(p->vpath, want) == 0, "walk(%s, \"%s\", %#x) reached \"%s\", want \"%s\"",
-		      from, path, flags, p->vpath, want);
+	ck_assert_msg(strcmp(p->vpath, want) == 0,
+		      "walk(%s, \"%s\", %#x) reached \"%s\", want \"%s\"", from, path, flags,
+		      p->vpath, want);
 	ck_assert_msg(p->exists, "walk(%s, \"%s\"): \"%s\" should exist", from, path, p->vpath);
 	ck_assert_msg(!p->outside, "walk(%s, \"%s\"): \"%s\" marked outside", from, path, p->vpath);
 }
@@ -227,9 +228,11 @@ static void walk_missing(const char *from, const char *path, int flags, const ch
 	int r = walk(from, path, flags, p);
 	ck_assert_msg(r == 0, "walk(%s, \"%s\", %#x) = %d (%s), want missing \"%s\"", from, path,
 		      flags, r, strerror(-r), want);
-	ck_assert_msg(strcmp(p->vpath, want) == 0, "walk(%s, \"%s\", %#x) reached \"%s\", want \"%s\"",
-		      from, path, flags, p->vpath, want);
-	ck_assert_msg(!p->exists, "walk(%s, \"%s\"): \"%s\" should not exist", from, path, p->vpath);
+	ck_assert_msg(strcmp(p->vpath, want) == 0,
+		      "walk(%s, \"%s\", %#x) reached \"%s\", want \"%s\"", from, path, flags,
+		      p->vpath, want);
+	ck_assert_msg(!p->exists, "walk(%s, \"%s\"): \"%s\" should not exist", from, path,
+		      p->vpath);
 }
 
 /* Expect exactly the error `want`, and `outside` as given. */
@@ -239,8 +242,8 @@ static void walk_err(const char *from, const char *path, int flags, int want, bo
 	int r = walk(from, path, flags, &p);
 	if (r == 0)
 		vfs_path_release(&p);
-	ck_assert_msg(r == want, "walk(%s, \"%s\", %#x) = %d (%s) at \"%s\", want %d (%s)", from, path,
-		      flags, r, strerror(-r), p.vpath, want, strerror(-want));
+	ck_assert_msg(r == want, "walk(%s, \"%s\", %#x) = %d (%s) at \"%s\", want %d (%s)", from,
+		      path, flags, r, strerror(-r), p.vpath, want, strerror(-want));
 	ck_assert_msg(p.outside == outside, "walk(%s, \"%s\", %#x): outside = %d, want %d", from,
 		      path, flags, p.outside, outside);
 }
@@ -355,7 +358,7 @@ START_TEST(test_trailing_slash)
 	walk_err("/", "/data/f/.", 0, -ENOTDIR, false);
 	walk_err("/", "/data/f/..", 0, -ENOTDIR, false);
 	walk_err("/", "/data/f//", VW_FOLLOW, -ENOTDIR, false);
-	walk_err("/", "/data/lnk/", 0, -ENOTDIR, false);   /* the slash follows: to a file */
+	walk_err("/", "/data/lnk/", 0, -ENOTDIR, false); /* the slash follows: to a file */
 	walk_err("/", "/data/tslash", VW_FOLLOW, -ENOTDIR, false); /* target "f/" */
 	walk_ok("/", "/data/sub/", 0, "/data/sub", &p);
 	ck_assert(S_ISDIR(p.st.st_mode));
@@ -596,7 +599,7 @@ START_TEST(test_mount_roots)
 	vfs_path_release(&p);
 
 	walk_ok("/", "/", 0, "/", &p);
-	ck_assert(p.mnt == &v.mnt[0]); /* the root's layer */
+	ck_assert(p.mnt == &v.mnt[0]);              /* the root's layer */
 	ck_assert_int_eq(p.mnt->kind, MNT_OVERLAY); /* writable: its own layer */
 	ck_assert_int_eq(p.parent, -1);
 	vfs_path_release(&p);
@@ -685,9 +688,12 @@ START_TEST(test_etc_secrets_hidden)
 	vfs_path_release(&p);
 
 	static const char *const hidden[] = {
-		"/etc/shadow", "/etc/shadow/", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d/x",
-		"/etc/./shadow", "/etc//shadow", "/usr/../etc/shadow", "//etc/shadow",
-		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssl/private/x", "/data/../etc/shadow",
+		"/etc/shadow",        "/etc/shadow/",
+		"/etc/gshadow",       "/etc/sudoers",
+		"/etc/sudoers.d/x",   "/etc/./shadow",
+		"/etc//shadow",       "/usr/../etc/shadow",
+		"//etc/shadow",       "/etc/ssh/ssh_host_ed25519_key",
+		"/etc/ssl/private/x", "/data/../etc/shadow",
 	};
 	for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++) {
 		walk_err("/", hidden[i], 0, -ENOENT, true);
@@ -779,7 +785,9 @@ START_TEST(test_in_root)
 {
 	struct vfs_path p;
 	struct stat want = tree_st("sub/f", false);
-	static const char *const ways[] = { "/f", "f", "../f", "../../../f", "/../f", "deep/../../f" };
+	static const char *const ways[] = {
+		"/f", "f", "../f", "../../../f", "/../f", "deep/../../f"
+	};
 	for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
 		walk_ok("/data/sub", ways[i], VW_IN_ROOT, "/data/sub/f", &p);
 		ck_assert_msg(same_node(&p.st, &want), "%s: not sub/f", ways[i]);
@@ -1124,8 +1132,10 @@ static void listing(const char *vpath, char *out, size_t len)
 	while ((de = readdir(d)) && n < 256) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		char t = de->d_type == DT_DIR ? 'd' : de->d_type == DT_LNK ? 'l'
-			 : de->d_type == DT_REG ? 'f' : '?';
+		char t = de->d_type == DT_DIR   ? 'd'
+			 : de->d_type == DT_LNK ? 'l'
+			 : de->d_type == DT_REG ? 'f'
+						: '?';
 		snprintf(names[n++], sizeof names[0], "%c:%s", t, de->d_name);
 	}
 	closedir(d);
@@ -1378,7 +1388,8 @@ START_TEST(test_registry_growth)
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof buf, "/g/%d", i);
 		const char *got = reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5));
-		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i, got ? got : "(null)");
+		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i,
+			      got ? got : "(null)");
 		ck_assert_ptr_null(reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 6)));
 		ck_assert_ptr_null(reg_get((dev_t)(1007 + i % 7), (ino_t)(i * 3 + 5)));
 	}
@@ -1389,7 +1400,8 @@ START_TEST(test_registry_growth)
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof buf, i % 2 ? "/g/%d" : "/h/%d", i);
 		const char *got = reg_get((dev_t)(1000 + i % 7), (ino_t)(i * 3 + 5));
-		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i, got ? got : "(null)");
+		ck_assert_msg(got && strcmp(got, buf) == 0, "entry %d: %s", i,
+			      got ? got : "(null)");
 	}
 }
 END_TEST
@@ -1577,8 +1589,9 @@ static void prefix_is(const char *path, const char *const *want, int n)
 {
 	ck_assert_msg(plan.nprefix == n, "%s: %d prefix strings, want %d", path, plan.nprefix, n);
 	for (int i = 0; i < n; i++)
-		ck_assert_msg(strcmp(plan.prefix[i], want[i]) == 0, "%s: prefix[%d] \"%s\", want \"%s\"",
-			      path, i, plan.prefix[i], want[i]);
+		ck_assert_msg(strcmp(plan.prefix[i], want[i]) == 0,
+			      "%s: prefix[%d] \"%s\", want \"%s\"", path, i, plan.prefix[i],
+			      want[i]);
 }
 
 /* Refused with `err`, and with `rule` (NULL: an ordinary error) naming
@@ -1593,8 +1606,9 @@ static void exec_err(const char *from, const char *path, bool nofollow, int err,
 		ck_assert_msg(plan.deny_rule == NULL, "exec %s: rule %s", path, plan.deny_rule);
 		return;
 	}
-	ck_assert_msg(plan.deny_rule && strcmp(plan.deny_rule, rule) == 0, "exec %s: rule %s, want %s",
-		      path, plan.deny_rule ? plan.deny_rule : "(none)", rule);
+	ck_assert_msg(plan.deny_rule && strcmp(plan.deny_rule, rule) == 0,
+		      "exec %s: rule %s, want %s", path, plan.deny_rule ? plan.deny_rule : "(none)",
+		      rule);
 	ck_assert_str_eq(plan.denied_path, denied);
 }
 
