@@ -191,7 +191,13 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 	size_t n = strlen(path);
 	p->trailing_slash = n > 0 && path[n - 1] == '/';
 	p->exists = fstat(fd, &p->st) == 0;
-	return p->exists ? 0 : -ENOENT;
+	if (!p->exists) {
+		/* A failed walk leaves nothing for the caller to release. */
+		close(fd);
+		p->magic_fd = -1;
+		return -ENOENT;
+	}
+	return 0;
 }
 
 int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struct vfs_path *p)
