@@ -184,6 +184,7 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 	p->kind = VN_HELD;
 	p->magic_fd = fd;
 	p->parent = -1;
+	p->parent_pin = 0;
 	p->mnt = vfs_mount_of(c->vfs, dead);
 	snprintf(p->vpath, sizeof p->vpath, "%s", dead);
 	snprintf(p->rel, sizeof p->rel, ".");
@@ -203,6 +204,7 @@ static int walk_dead(struct call *c, int dirfd, const char *dead, const char *pa
 int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struct vfs_path *p)
 {
 	p->parent = -1;
+	p->parent_pin = 0;
 	p->kind = VN_HOST;
 	p->outside = false;
 	p->vpath[0] = '\0';
@@ -216,6 +218,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 		struct vfs_path *p)
 {
 	p->parent = -1;
+	p->parent_pin = 0;
 	p->kind = VN_HOST;
 	p->outside = false;
 	p->vpath[0] = '\0';

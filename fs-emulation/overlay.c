@@ -339,26 +339,25 @@ int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper)
 	return cur;
 }
 
-int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const char *dir,
+int ov_lookup(struct vfs_mount *m, int pfd, int *moved, bool *upper, const char *dir,
 	      const char *name, struct stat *st)
 {
-	(void)v;
+	*moved = -1;
 	if (!*upper && strcmp(dir, ".") == 0 && ov_shadowed(m, name)) {
 		int sh = lower_dir_for(m, dir, name, 0);
 		if (sh < 0)
 			return sh;
-		close(*pfd);
-		*pfd = sh;
+		*moved = pfd = sh;
 	}
-	if (fstatat(*pfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(pfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (!*upper || !placeholder(*pfd, name, st))
+	if (!*upper || !placeholder(pfd, name, st))
 		return 0;
+	/* An upper placeholder: the shadow case (lower only) is not this one. */
 	int low = lower_dir_for(m, dir, name, O_PATH | O_DIRECTORY);
 	if (low < 0)
 		return low == -ENOTDIR ? -ENOENT : low;
-	close(*pfd);
-	*pfd = low;
+	*moved = low;
 	*upper = false;
 	if (fstatat(low, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno; /* the host removed it: the name means nothing */

@@ -226,9 +226,12 @@ static struct verdict open_symlink_standin(struct call *c, const struct vfs_path
  * fd when it starts.  Pre: p->kind == VN_HOST, p->parent >= 0. */
 static struct verdict open_in_job(struct call *c, struct vfs_path *p, int flags)
 {
-	struct verdict v = fifo_job(c, p->parent, p->name, -1, flags);
-	if (v.kind == V_PENDING)
-		p->parent = -1; /* the job's */
+	int dir = vfs_path_take_parent(p);
+	if (dir < 0)
+		return v_error(-dir);
+	struct verdict v = fifo_job(c, dir, p->name, -1, flags);
+	if (v.kind != V_PENDING)
+		close(dir);
 	return v;
 }
 

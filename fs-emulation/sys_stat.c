@@ -72,6 +72,7 @@ static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi,
 	struct stat st;
 	struct vfs_path p;
 	p.parent = -1;
+	p.parent_pin = 0;
 	p.outside = false;
 	if ((atflags & AT_EMPTY_PATH) && dirfd_argi >= 0) {
 		int r = call_read_path(c, path_argi, 0);

@@ -125,6 +125,10 @@ struct vfs_path {
 	char vpath[PATH_MAX]; /* canonical virtual path */
 	char rel[PATH_MAX];   /* relative to mnt root: "." or "a/b" */
 	int parent;
+	/* 0: `parent` is the path's own.  Else 1 + the dentry-cache slot that
+	 * lends it (walk.c): valid until vfs_path_release, never closed by the
+	 * path; vfs_path_take_parent gives the caller one of its own. */
+	int parent_pin;
 	const char *name; /* last component of rel */
 	bool exists;
 	struct stat st; /* lstat of the node when it exists */
@@ -159,6 +163,9 @@ void vfs_teardown(struct vfs *v);
 int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path, int flags,
 	     struct vfs_path *out);
 void vfs_path_release(struct vfs_path *p);
+/* p's parent fd for the caller to keep (a job, a socket's target): p's own,
+ * or a copy of the cache's; p no longer holds one.  -errno on failure. */
+int vfs_path_take_parent(struct vfs_path *p);
 
 /* Forget every cached directory of mount `m` (after rmdir or rename
  * there): a cached fd must never stand for a name that moved. */
@@ -214,7 +221,11 @@ int ov_shadow(struct vfs_mount *m, const char *dir);
 /* Is `name` at the top of `m` one of its shadowing files? */
 bool ov_shadowed(const struct vfs_mount *m, const char *name);
 int ov_open_dir(struct vfs_mount *m, const char *rel, bool *upper);
-int ov_lookup(struct vfs *v, struct vfs_mount *m, int *pfd, bool *upper, const char *dir,
+/* Look `name` up in directory fd `pfd` of `dir` (never closed here).  When
+ * the name is the lower layer's (a shadowing file, an upper placeholder),
+ * the lookup moves to another directory: *moved is then its fd, the
+ * caller's, whatever the result; else -1. */
+int ov_lookup(struct vfs_mount *m, int pfd, int *moved, bool *upper, const char *dir,
 	      const char *name, struct stat *st);
 bool ov_root_upper(struct vfs_mount *m);
 /* An upper-layer node keeps the identity of the lower entry it was copied

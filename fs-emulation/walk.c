@@ -194,22 +194,54 @@ static bool hidden_here(struct vfs *v, const char *vpath)
 	return !upper || fstatat(m->upper_fd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0;
 }
 
+static void dcache_unpin(int pin);
+
+/* Done with directory fd `fd`: closed when owned, else its pin on the
+ * cache released. */
+static void dir_drop(int fd, int pin)
+{
+	if (pin)
+		dcache_unpin(pin);
+	else if (fd >= 0)
+		close(fd);
+}
+
 void vfs_path_release(struct vfs_path *p)
 {
-	if (p->parent >= 0)
-		close(p->parent);
+	dir_drop(p->parent, p->parent_pin);
 	p->parent = -1;
+	p->parent_pin = 0;
 	if (p->kind == VN_HELD && p->magic_fd >= 0)
 		call_putfd(p->magic_fd); /* may be a copy of the sandbox's */
 	if (p->kind == VN_HELD)
 		p->magic_fd = -1;
 }
 
+int vfs_path_take_parent(struct vfs_path *p)
+{
+	int fd = p->parent;
+	if (fd >= 0 && p->parent_pin) {
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		dcache_unpin(p->parent_pin);
+	}
+	p->parent = -1;
+	p->parent_pin = 0;
+	return fd;
+}
+
 /* The dentry cache: directory fds by (mount, path below it), so a lookup
  * in a directory seen before costs one fstatat instead of an openat2 of
  * the whole parent path.  Only for mounts whose tree changes through the
  * supervisor alone (tmpfs, where rmdir and rename invalidate exactly) or
- * not at all (read-only binds of host system directories). */
+ * not at all (read-only binds of host system directories).
+ *
+ * A walk borrows the cached fd itself (no copy: two syscalls a call
+ * saved) and pins its entry until the path is released.  A pinned entry
+ * is never evicted, and one invalidated while pinned (rename of a
+ * directory during the call that walked it) is only marked stale: out of
+ * lookups at once, closed when its last pin goes. */
 #define DCACHE_SLOTS 1024
 
 struct dentry {
@@ -217,6 +249,8 @@ struct dentry {
 	char *rel;
 	int fd;
 	bool upper; /* an overlay's upper-layer directory */
+	bool stale; /* invalidated while pinned: found by no lookup */
+	int pins;   /* walks of the current call holding fd */
 };
 
 static struct dentry dcache[DCACHE_SLOTS];
@@ -232,39 +266,61 @@ static struct dentry *dcache_slot(const struct vfs_mount *m, const char *rel)
 	return &dcache[h % DCACHE_SLOTS];
 }
 
-static int dcache_get(const struct vfs_mount *m, const char *rel, bool *upper)
+static void dentry_free(struct dentry *d)
+{
+	close(d->fd);
+	free(d->rel);
+	*d = (struct dentry){ 0 };
+}
+
+/* The cached fd of (m, rel), pinned (*pin: its pin), or -1. */
+static int dcache_get(const struct vfs_mount *m, const char *rel, bool *upper, int *pin)
 {
 	struct dentry *d = dcache_slot(m, rel);
-	if (!d->rel || d->mnt != m || strcmp(d->rel, rel) != 0)
+	if (!d->rel || d->stale || d->mnt != m || strcmp(d->rel, rel) != 0)
 		return -1;
 	*upper = d->upper;
+	d->pins++;
+	*pin = 1 + (int)(d - dcache);
 	return d->fd;
 }
 
-/* Hand `fd` to the cache.  True when the cache now owns it. */
-static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd, bool upper)
+/* Hand `fd` to the cache, pinned (*pin).  False when its slot is pinned by
+ * another walk or memory is short: the fd stays the caller's. */
+static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd, bool upper, int *pin)
 {
+	struct dentry *d = dcache_slot(m, rel);
+	if (d->pins)
+		return false;
 	char *copy = strdup(rel);
 	if (!copy)
 		return false;
-	struct dentry *d = dcache_slot(m, rel);
-	if (d->rel) {
-		close(d->fd);
-		free(d->rel);
-	}
-	*d = (struct dentry){ m, copy, fd, upper };
+	if (d->rel)
+		dentry_free(d);
+	*d = (struct dentry){ m, copy, fd, upper, false, 1 };
+	*pin = 1 + (int)(d - dcache);
 	return true;
+}
+
+static void dcache_unpin(int pin)
+{
+	struct dentry *d = &dcache[pin - 1];
+	if (--d->pins == 0 && d->stale)
+		dentry_free(d);
 }
 
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
 {
 	(void)v;
-	for (unsigned i = 0; i < DCACHE_SLOTS; i++)
-		if (dcache[i].rel && dcache[i].mnt == m) {
-			close(dcache[i].fd);
-			free(dcache[i].rel);
-			dcache[i].rel = NULL;
-		}
+	for (unsigned i = 0; i < DCACHE_SLOTS; i++) {
+		struct dentry *d = &dcache[i];
+		if (!d->rel || d->mnt != m)
+			continue;
+		if (d->pins)
+			d->stale = true;
+		else
+			dentry_free(d);
+	}
 }
 
 /* The parent directory `dir` below mount `m`, as an fd the caller owns:
@@ -279,30 +335,25 @@ static int open_parent(struct vfs_mount *m, const char *dir, bool *upper)
 	return vfs_open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
 }
 
-static int open_dir(struct vfs_mount *m, const char *dir, bool *upper)
+/* Directory `dir` of `m`: the cache's fd, pinned (*pin != 0), or one of
+ * the caller's own (*pin == 0); dir_drop lets go of either. */
+static int open_dir(struct vfs_mount *m, const char *dir, bool *upper, int *pin)
 {
-	int fd = cacheable(m) ? dcache_get(m, dir, upper) : -1;
-	if (fd >= 0) {
-		int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		return d < 0 ? -errno : d;
-	}
+	*pin = 0;
+	int fd = cacheable(m) ? dcache_get(m, dir, upper, pin) : -1;
+	if (fd >= 0)
+		return fd;
 	fd = open_parent(m, dir, upper);
-	if (fd >= 0 && cacheable(m)) {
-		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-		if (copy >= 0 && !dcache_put(m, dir, copy, *upper))
-			close(copy);
-	}
+	if (fd >= 0 && cacheable(m))
+		dcache_put(m, dir, fd, *upper, pin);
 	return fd;
 }
 
 void vfs_dcache_clear(void)
 {
 	for (unsigned i = 0; i < DCACHE_SLOTS; i++)
-		if (dcache[i].rel) {
-			close(dcache[i].fd);
-			free(dcache[i].rel);
-			dcache[i].rel = NULL;
-		}
+		if (dcache[i].rel)
+			dentry_free(&dcache[i]);
 }
 
 /* /dev entries that are placeholders for the host's device of that name. */
@@ -320,11 +371,19 @@ bool vfs_dev_name(const char *name)
  * nodes of the synthetic /dev.  In an overlay, a name of an upper
  * directory that stands for the lower entry moves *parent to the lower
  * directory `dir`. */
-static int host_lstat(struct vfs_mount *m, int *parent, bool *upper, const char *dir,
+static int host_lstat(struct vfs_mount *m, int *parent, int *pin, bool *upper, const char *dir,
 		      const char *name, struct stat *st)
 {
-	if (m->kind == MNT_OVERLAY)
-		return ov_lookup(NULL, m, parent, upper, dir, name, st);
+	if (m->kind == MNT_OVERLAY) {
+		int moved;
+		int r = ov_lookup(m, *parent, &moved, upper, dir, name, st);
+		if (moved >= 0) {
+			dir_drop(*parent, *pin);
+			*parent = moved;
+			*pin = 0;
+		}
+		return r;
+	}
 	if (fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	/* /dev/pts/N: a placeholder for a pty of the sandbox's (dev.c) */
@@ -372,6 +431,7 @@ static void fill_root(struct vfs_path *out, struct vfs_mount *m)
 	snprintf(out->rel, sizeof out->rel, ".");
 	out->name = out->rel;
 	out->parent = -1;
+	out->parent_pin = 0;
 	out->upper = m->kind == MNT_OVERLAY && ov_root_upper(m);
 	out->exists = fstat(vfs_root_fd(out), &out->st) == 0;
 }
@@ -414,7 +474,8 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	snprintf(out->rel, sizeof out->rel, "%s", rel);
 	const char *name = split_rel(out->rel, dir, sizeof dir);
 	bool upper;
-	int pfd = open_dir(m, dir, &upper);
+	int pin;
+	int pfd = open_dir(m, dir, &upper, &pin);
 	if (pfd < 0) {
 		if (pfd == -ELOOP)
 			return 1;
@@ -422,13 +483,13 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 			out->outside = host_has_top(dir);
 		return pfd;
 	}
-	int r = host_lstat(m, &pfd, &upper, dir, name, &out->st);
+	int r = host_lstat(m, &pfd, &pin, &upper, dir, name, &out->st);
 	if (r == 0 && S_ISLNK(out->st.st_mode) && follow_last(flags, out->trailing_slash)) {
-		close(pfd);
+		dir_drop(pfd, pin);
 		return 1;
 	}
 	if (r < 0 && r != -ENOENT) {
-		close(pfd);
+		dir_drop(pfd, pin);
 		return r;
 	}
 	if (r == -ENOENT && m == &v->mnt[0] && strcmp(dir, ".") == 0)
@@ -436,6 +497,7 @@ static int walk_fast(struct vfs *v, const char *full, int flags, struct vfs_path
 	out->mnt = m;
 	out->kind = VN_HOST;
 	out->parent = pfd;
+	out->parent_pin = pin;
 	out->upper = upper;
 	out->name = name;
 	out->exists = r == 0;
@@ -510,6 +572,7 @@ static int walk_init(struct walk *w, struct vfs *v, struct task *t, const char *
 {
 	memset(out, 0, offsetof(struct vfs_path, vpath));
 	out->parent = -1;
+	out->parent_pin = 0;
 	out->exists = false;
 	out->outside = false;
 	out->upper = false;
@@ -726,11 +789,11 @@ static int walk_host(struct walk *w, struct vfs_mount *m)
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s", walk_dir(w, m));
 	bool upper;
-	int pfd = open_parent(m, dir, &upper);
+	int pfd = open_parent(m, dir, &upper), pin = 0;
 	if (pfd < 0)
 		return pfd;
 	struct stat st;
-	int r = host_lstat(m, &pfd, &upper, dir, w->comp, &st);
+	int r = host_lstat(m, &pfd, &pin, &upper, dir, w->comp, &st);
 	if (r == -ENOENT && m == &w->v->mnt[0] && w->cur[0] == '\0')
 		out->outside = host_has_top(w->comp);
 	if (r < 0 && !(r == -ENOENT && w->last)) {
@@ -837,7 +900,8 @@ static int walk_end_dir(struct walk *w)
 		return pfd;
 	out->mnt = m;
 	out->kind = VN_HOST;
-	out->exists = host_lstat(m, &pfd, &upper, dir, name, &out->st) == 0;
+	int pin = 0;
+	out->exists = host_lstat(m, &pfd, &pin, &upper, dir, name, &out->st) == 0;
 	out->parent = pfd;
 	out->upper = upper;
 	out->name = name;

@@ -100,8 +100,12 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 		} else if ((r = vfs_make_writable(c->vfs, &p, VC_CREATE)) < 0) {
 			*v = v_error(-r);
 		} else {
-			out->hold = p.parent; /* ownership moves to the target */
-			p.parent = -1;
+			out->hold = vfs_path_take_parent(&p); /* the target's */
+			if (out->hold < 0) {
+				*v = v_error(-out->hold);
+				vfs_path_release(&p);
+				return -1;
+			}
 			int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path,
 					 "/proc/self/fd/%d/%s", out->hold, p.name);
 			if ((size_t)m >= sizeof out->sun.sun_path) {
