@@ -109,12 +109,22 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 		return -e;
 	}
 	if (!nb) {
+		/* A FIFO swapped in after the walk looked is opened again off
+		 * the loop, where its open waits for its other end.  Only the
+		 * sandbox can swap one in where it may write; a name of the
+		 * host's own (a read-only mount, an overlay's lower layer) is
+		 * what the walk saw, and at worst the host's own FIFO, opened
+		 * without the wait. */
+		bool host_own = p->mnt->ro || (p->mnt->kind == MNT_OVERLAY && !p->upper);
 		struct stat st;
-		if (fstat(fd, &st) < 0 || S_ISFIFO(st.st_mode)) {
+		if (!(host_own && p->exists && S_ISREG(p->st.st_mode)) &&
+		    (fstat(fd, &st) < 0 || S_ISFIFO(st.st_mode))) {
 			close(fd);
-			return -EWOULDBLOCK; /* a FIFO's open waits for its other end */
+			return -EWOULDBLOCK;
 		}
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		/* The status flags the open set, less O_NONBLOCK (F_SETFL
+		 * changes no other bit; O_ASYNC as the open left it). */
+		fcntl(fd, F_SETFL, flags & (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME));
 	}
 	return fd;
 }
