@@ -7,8 +7,9 @@
  * The dispatcher (interposer/dispatch.c) fills a `struct call` from a
  * seccomp notification, or from the ptrace stop of an exec (`stopped`),
  * finds the table entry, and calls the handler.  The handler copies what
- * it needs from the tracee with the call_read_*() helpers (copy,
- * terminate, check NOTIF_ID_VALID), decides, performs, and returns a
+ * it needs from the tracee with the call_read_*() helpers (copy and
+ * terminate; why no NOTIF_ID_VALID follows: core/call.c), decides,
+ * performs, and returns a
  * verdict.  Only the dispatcher replies (or hands the verdict of a stop
  * back to the ptrace side, which moves the registers) and writes the
  * audit record, so no handler can forget either. */
@@ -152,13 +153,10 @@ static inline struct verdict v_exec(const struct exec_plan *plan)
  * holding a notification use call_read_path. */
 int mem_read_str(pid_t pid, uint64_t addr, char *buf, size_t len);
 /* Copy a NUL-terminated path argument `argi` into c->path[slot].
- * Returns 0, -EFAULT (unreadable), -ENAMETOOLONG, or -ESRCH when the
- * notification is no longer valid (the caller is gone; never for a
- * stopped call): deny on any error. */
+ * Returns 0, -EFAULT (unreadable: the caller may be gone), or
+ * -ENAMETOOLONG: deny on any error. */
 int call_read_path(struct call *c, int argi, int slot);
-/* Copy `len` bytes at tracee address `addr` into `buf`, then check the
- * notification is still valid (a stopped call has none to check).
- * 0 or -EFAULT / -ESRCH. */
+/* Copy `len` bytes at tracee address `addr` into `buf`.  0 or -EFAULT. */
 int call_read(struct call *c, uint64_t addr, void *buf, size_t len);
 /* Write `len` bytes to tracee address `addr`.  0 or -EFAULT. */
 int call_write(struct call *c, uint64_t addr, const void *buf, size_t len);
