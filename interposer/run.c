@@ -32,6 +32,7 @@
 #include "core/task.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/dispatch.h"
+#include "interposer/notify.h"
 #include "interposer/sandbox.h"
 #include "interposer/trace.h"
 #include "interposer/watchdog.h"
@@ -512,6 +513,8 @@ static void reap(struct sandbox *sb)
 		/* moat's own helpers are not the sandbox's. */
 		if (stack_walker_reaped(pid) || pid == sb->net->factory_pid)
 			continue;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			notify_pid_released();
 		trace_status(sb, pid, status);
 	}
 }
@@ -568,12 +571,16 @@ static void loop_signals(struct sandbox *sb, struct loop *lp)
 	lp->resweep = jobs_sweep();
 }
 
-/* One wait, and what it brought.  Returns false when poll failed. */
+/* One wait, and what it brought.  Returns false when the loop is over:
+ * no task is left, or poll failed.  Called and returns holding the
+ * supervisor lock; waits without it. */
 static bool loop_once(struct sandbox *sb, struct loop *lp)
 {
 	struct pollfd *pfd = lp->pfd;
 	if (sb->init_done)
 		kill_all(sb);
+	if (task_count() == 0)
+		return false;
 	if (lp->resweep)
 		lp->resweep = jobs_sweep();
 	bool watch = limits_watched(sb) || sb->res.stopping;
@@ -582,9 +589,9 @@ static bool loop_once(struct sandbox *sb, struct loop *lp)
 	int tmo = watch ? limits_timeout_ms(sb) : -1;
 	if (lp->resweep && (tmo < 0 || tmo > 100))
 		tmo = 100;
-	watchdog_idle();
+	supervisor_unlock();
 	int n = poll(pfd, 6, tmo);
-	watchdog_busy();
+	supervisor_lock();
 	if (watch)
 		limits_tick(sb);
 	if (n < 0)
@@ -623,14 +630,24 @@ int sandbox_loop(struct sandbox *sb)
 	if (watchdog_start(sb) < 0)
 		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
 	creds_sandbox(&sb->creds);
-	struct loop lp = { .pfd = { { sb->notify_fd, POLLIN, 0 },
+	/* Calls on a thread of their own, with these credentials; the loop
+	 * serves them itself when it cannot have one. */
+	supervisor_lock();
+	int nr = notify_start(sb);
+	if (nr < 0)
+		fprintf(stderr,
+			"moat: warning: no notification thread (%s): the loop serves calls\n",
+			strerror(-nr));
+	struct loop lp = { .pfd = { { notify_running() ? -1 : sb->notify_fd, POLLIN, 0 },
 				    { sb->sig_fd, POLLIN, 0 },
 				    { jobs_fd(), POLLIN, 0 },
 				    { sb->net->dns_fd, POLLIN, 0 },
 				    { sb->out.rd[0], POLLIN, 0 },
 				    { sb->out.rd[1], POLLIN, 0 } } };
-	while (task_count() > 0 && loop_once(sb, &lp))
+	while (loop_once(sb, &lp))
 		;
+	supervisor_unlock();
+	notify_stop();
 	watchdog_stop();
 	creds_self(&sb->creds);
 	/* Reap what is left (tracees reparented to us, zombies). */

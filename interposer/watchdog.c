@@ -22,7 +22,10 @@
 
 static struct {
 	struct sandbox *sb;
-	pthread_t loop, thread;
+	pthread_t thread;
+	/* The thread at work (the loop's or the notification thread,
+	 * notify.h), the one a kick interrupts. */
+	_Atomic pthread_t worker;
 	bool running;
 	int stop[2];                 /* a byte here ends the watch */
 	_Atomic uint64_t busy_since; /* 0: the loop waits in poll */
@@ -48,6 +51,7 @@ void watchdog_last_words(void (*fn)(const char *msg))
 
 void watchdog_busy(void)
 {
+	atomic_store_explicit(&wd.worker, pthread_self(), memory_order_relaxed);
 	atomic_store_explicit(&wd.busy_since, limits_now(), memory_order_relaxed);
 }
 
@@ -138,7 +142,7 @@ static void *watch(void *arg)
 		}
 		/* Again each tick: a call may be restarted, or catch the
 		 * signal between checks. */
-		pthread_kill(wd.loop, SIGURG);
+		pthread_kill(atomic_load_explicit(&wd.worker, memory_order_relaxed), SIGURG);
 	}
 	return NULL;
 }
@@ -152,7 +156,6 @@ int watchdog_start(struct sandbox *sb)
 	if (sigaction(SIGURG, &sa, NULL) < 0 || pipe2(wd.stop, O_CLOEXEC) < 0)
 		return -errno;
 	wd.sb = sb;
-	wd.loop = pthread_self();
 	watchdog_busy();
 	sigset_t all, old;
 	sigfillset(&all);
