@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# moat benchmarks, side by side with native (and proot, strace -f and
-# gVisor's runsc with its ptrace platform when installed: `make bench`
-# installs runsc; BENCH_RUNSC=0 leaves that column out), in one run.  Prints a markdown table; writes
-# build/bench-results.json.  Never fails the build: it reports.
+# moat benchmarks in one run: per call (natively and under moat, next to the
+# bare seccomp-notify round trip of the same run, with the supervisor's own
+# syscalls per call), the workloads natively and under moat, strace -f, proot,
+# gVisor's runsc (ptrace platform) and bwrap (`make bench` installs runsc,
+# bubblewrap and perf; a tool not installed leaves its cells saying so;
+# BENCH_RUNSC=0 leaves gVisor out), and the scaling rows.  Prints markdown
+# tables; writes build/bench-results.json.  Never fails the build: it reports.
+# About 8-10 minutes on the project's 2-core VM.
 #
 #     bench/run.sh            (from anywhere; MOAT=path overrides ./moat)
 #     BENCH_QUICK=1 bench/run.sh     fewer runs, for a smoke test
