@@ -170,6 +170,14 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 							  0) };
 		return allow_if(ctx, nr, 1, c);
 	}
+	case COND_PID_SELF: {
+		/* pid_t is an int: the kernel reads the low 32 bits, and 0 is
+		 * the caller itself (prlimit64(0) in every process start,
+		 * sched_getaffinity(0) in every runtime that counts CPUs).
+		 * Any other pid reaches the handler, which asks the task table. */
+		const struct scmp_arg_cmp c[] = { SCMP_A0(SCMP_CMP_MASKED_EQ, LOW32, 0) };
+		return allow_if(ctx, nr, 1, c);
+	}
 	case COND_SECCOMP_NO_LISTENER: {
 		/* op is an unsigned int.  "op != SET_MODE_FILTER" on all 64
 		 * bits would let op = 0x100000001 through, which the kernel

@@ -48,6 +48,7 @@ enum sc_cond {
 	COND_CLOCK_OWN,           /* clock_*, timer_create: arg0 is no CPU clock of another pid */
 	COND_FADV_KEEPS,          /* fadvise64: arg3 is not POSIX_FADV_DONTNEED */
 	COND_NO_RWF_NOWAIT,       /* preadv2/pwritev2: arg5 without RWF_NOWAIT */
+	COND_PID_SELF,            /* a pid in arg0 (low 32 bits) that is 0: the caller's own */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */

@@ -219,6 +219,14 @@ START_TEST(test_host_object_conditions)
 	ck_assert_uint_eq(run64(SYS_flock, 3, LOCK_SH, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_ioctl, 1, TCXONC, 0), RET_NOTIFY);
 	ck_assert_uint_eq(run64(SYS_capget, 0, 0, 0), RET_NOTIFY);
+	/* pid 0 is the caller's own: in the kernel; any other pid, junk above
+	 * bit 31 included (the kernel reads an int), goes to the task table */
+	ck_assert_uint_eq(run64(SYS_prlimit64, 0, RLIMIT_NOFILE, 0), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(run64(SYS_prlimit64, 1ULL << 32, RLIMIT_NOFILE, 0), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(run64(SYS_prlimit64, 1, RLIMIT_NOFILE, 0), RET_NOTIFY);
+	ck_assert_uint_eq(run64(SYS_sched_getaffinity, 0, 128, 0), SECCOMP_RET_ALLOW);
+	ck_assert_uint_eq(run64(SYS_sched_getaffinity, (uint32_t)-1, 128, 0), RET_NOTIFY);
+	ck_assert_uint_eq(run64(SYS_getsid, 4242, 0, 0), RET_NOTIFY);
 }
 END_TEST
 
