@@ -176,7 +176,9 @@ static void head(FILE *f, pid_t tid, pid_t tgid)
 		tid);
 	char path[64], comm[64] = "";
 	snprintf(path, sizeof path, "/proc/%d/comm", tid);
-	FILE *cf = fopen(path, "re");
+	/* Only a task of the sandbox's: a tid no task has (gone, or never
+	 * one) may name a host process by now. */
+	FILE *cf = task_is(tgid, tid) ? fopen(path, "re") : NULL;
 	if (cf) {
 		if (fgets(comm, sizeof comm, cf))
 			comm[strcspn(comm, "\n")] = '\0';

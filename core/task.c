@@ -120,6 +120,36 @@ void task_remove(pid_t tid)
 	ntasks--;
 }
 
+void task_remove_leader(pid_t tgid)
+{
+	struct task *leader = task_find(tgid);
+	struct proc *p = leader ? leader->proc : NULL;
+	if (!p || p->tgid != tgid) {
+		task_remove(tgid);
+		return;
+	}
+	p->refs++; /* kept until the last of its tasks is gone */
+	for (unsigned b = 0; b < NBUCKETS; b++)
+		for (struct task **pp = &buckets[b]; *pp;) {
+			struct task *t = *pp;
+			if (t->proc != p) {
+				pp = &t->next;
+				continue;
+			}
+			*pp = t->next;
+			proc_put(p);
+			free(t);
+			ntasks--;
+		}
+	proc_put(p);
+}
+
+bool task_is(pid_t tgid, pid_t tid)
+{
+	struct task *t = tid > 0 ? task_find(tid) : NULL;
+	return t && t->proc && t->proc->tgid == tgid;
+}
+
 void task_rekey(struct task *t, pid_t newtid)
 {
 	unlink_task(t);

@@ -62,6 +62,17 @@ struct task *task_find(pid_t tid);
 struct task *task_add(pid_t tid, struct proc *p);
 /* Forget `tid`; drops its process reference.  No-op when unknown. */
 void task_remove(pid_t tid);
+/* The exit of `tgid` was waited for.  A leader is waited for only once
+ * its other threads were, so any task still in its process is stale: the
+ * tid of a thread whose exec freed it (de_thread) and then failed before
+ * the exec event (a bad segment after the point of no return).  Forget
+ * them all, with the leader. */
+void task_remove_leader(pid_t tgid);
+/* Is `tid` a live task of process `tgid`?  For a tid kept beyond the call
+ * that named it (a DNS question's asker, a job's caller): asked before
+ * anything reads /proc/TID or signals it.  Holds while the caller holds the
+ * supervisor lock (the loop reaps only under it). */
+bool task_is(pid_t tgid, pid_t tid);
 /* Re-key a task (exec by a non-leader thread takes the leader's tid). */
 void task_rekey(struct task *t, pid_t newtid);
 /* A new process with a fresh pidfd; `fs` is shared (refcount taken) or,

@@ -110,11 +110,12 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
 	}
 	if (!nb) {
 		/* A FIFO swapped in after the walk looked is opened again off
-		 * the loop, where its open waits for its other end.  Only the
-		 * sandbox can swap one in where it may write; a name of the
-		 * host's own (a read-only mount, an overlay's lower layer) is
-		 * what the walk saw, and at worst the host's own FIFO, opened
-		 * without the wait. */
+		 * the loop, where its open waits for its other end.  A name of
+		 * the host's own (a read-only mount, an overlay's lower layer)
+		 * is not looked at again: only the host, or the sandbox through
+		 * another mount of the same host directory, could swap one in
+		 * there, and then the FIFO is opened without the wait (never
+		 * a wait of the loop: O_NONBLOCK; docs/filesystem.md). */
 		bool host_own = p->mnt->ro || (p->mnt->kind == MNT_OVERLAY && !p->upper);
 		struct stat st;
 		if (!(host_own && p->exists && S_ISREG(p->st.st_mode)) &&

@@ -333,7 +333,7 @@ void trace_status(struct sandbox *sb, pid_t pid, int status)
 			sb->init_done = true;
 			sb->init_status = status;
 		}
-		task_remove(pid);
+		task_remove_leader(pid); /* a thread's exit: that task alone */
 		return;
 	}
 	if (!WIFSTOPPED(status))

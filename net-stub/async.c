@@ -48,7 +48,8 @@ static ssize_t run(struct job *job)
 static void finish(struct job *job)
 {
 	struct net_job *j = (struct net_job *)job;
-	if (job->result < 0 && job->err == EPIPE && !(j->flags & MSG_NOSIGNAL))
+	if (job->result < 0 && job->err == EPIPE && !(j->flags & MSG_NOSIGNAL) &&
+	    task_is(job->tgid, job->tid)) /* not a caller gone meanwhile */
 		syscall(SYS_tgkill, job->tgid, job->tid, SIGPIPE);
 	if (j->op == NJ_CONNECT && j->install_at >= 0 &&
 	    (job->result == 0 || job->err == EINPROGRESS)) {

@@ -188,6 +188,10 @@ void net_dns_serve(struct net *n, struct audit *audit)
 		if (!dns_question(in[nin].q, in[nin].len, qn, sizeof qn, qt, sizeof qt))
 			continue; /* not a query: dropped unanswered, and not counted */
 		source_of(n, ntohs(in[nin].from.sin_port), &in[nin].pid, &in[nin].tid);
+		/* The asker was noted at its connect: a thread that is gone
+		 * since (its tid maybe another process's now) is nobody. */
+		if (!task_is(in[nin].pid, in[nin].tid))
+			in[nin].pid = in[nin].tid = 0;
 		in[nin].nstack = 0;
 		bool rec = audit && dns_may_record(n);
 		in[nin].record = rec;

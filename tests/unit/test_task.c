@@ -204,6 +204,35 @@ START_TEST(test_proc_refs)
 }
 END_TEST
 
+/* A leader's exit takes every task left in its process: a tid an exec
+ * freed and then failed with (de_thread, no exec event) names nobody of
+ * the sandbox's; another process's tasks stay. */
+START_TEST(test_leader_exit_takes_stale_tids)
+{
+	struct proc *p = proc_here("/");
+	struct proc *q = proc_new(getppid(), p->fs, true);
+	ck_assert_ptr_nonnull(q);
+	pid_t me = getpid();
+	ck_assert_ptr_nonnull(task_add(me, p));
+	ck_assert_ptr_nonnull(task_add(me + 7, p)); /* the freed tid */
+	ck_assert_ptr_nonnull(task_add(me + 9, q));
+	unsigned before = task_count();
+	ck_assert(task_is(me, me + 7));
+	ck_assert(!task_is(me, me + 9));
+	int pidfd = p->pidfd;
+	task_remove_leader(me);
+	ck_assert_uint_eq(task_count(), before - 2);
+	ck_assert_ptr_null(task_find(me + 7));
+	ck_assert(!task_is(me, me + 7));
+	ck_assert(!fd_open(pidfd));
+	ck_assert_ptr_nonnull(task_find(me + 9));
+	/* a thread that is no leader: itself alone */
+	task_remove_leader(me + 9);
+	ck_assert_ptr_null(task_find(me + 9));
+	ck_assert_uint_eq(task_count(), before - 3);
+}
+END_TEST
+
 START_TEST(test_proc_new_of_nobody)
 {
 	struct fsctx *fs = fsctx_new("/");
@@ -450,6 +479,7 @@ static Suite *task_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *procs = tcase_create("processes");
 	tcase_add_test(procs, test_proc_refs);
+	tcase_add_test(procs, test_leader_exit_takes_stale_tids);
 	tcase_add_test(procs, test_proc_new_of_nobody);
 	tcase_add_test(procs, test_proc_of_child);
 	tcase_add_test(procs, test_foreach);
