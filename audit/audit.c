@@ -12,6 +12,7 @@
 
 #include "audit/json.h"
 #include "core/call.h"
+#include "core/hurry.h"
 #include "core/task.h"
 #include "syscall-table/decode.h"
 #include "syscall-table/table.h"
@@ -27,6 +28,7 @@ struct audit {
 	uint64_t unsaid;         /* dropped since the last audit-dropped record */
 	struct timespec said;    /* when that record was written */
 	bool full;               /* the size cap was reached */
+	bool stuck;              /* a write blocked with an action due: given up */
 };
 
 struct audit *audit_open(int fd, enum audit_level level, const struct audit_caps *caps)
@@ -61,17 +63,29 @@ static FILE *rec_begin(char **buf, size_t *len)
 	return open_memstream(buf, len);
 }
 
-static void write_all(struct audit *a, const char *p, size_t n)
+/* A log that cannot be written loses lines, not the run.  A write that
+ * blocks (a FIFO whose reader does not read) is interrupted by the
+ * watchdog when the loop owes an action (a limit, a stop signal): the
+ * log is then given up, said once on stderr, and the run ends as it
+ * would have, by its own verdict and teardown. */
+static bool write_all(struct audit *a, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(a->fd, p, n);
+		if (w < 0 && errno == EINTR && hurry_now()) {
+			a->stuck = true;
+			fprintf(stderr, "moat: --audit-log: its reader does not read; the log ends "
+					"here, the run goes on\n");
+			return false;
+		}
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return; /* a log that cannot be written loses lines, not the run */
+			return true; /* counted as written, as it always was */
 		p += w;
 		n -= (size_t)w;
 	}
+	return true;
 }
 
 /* End a record: written if it fits the size cap (closing lines, `last`,
@@ -84,14 +98,17 @@ static void rec_end(struct audit *a, FILE *m, char **bufp, size_t *len, bool las
 		free(buf);
 		return;
 	}
-	if (!last && a->caps.max_bytes && a->bytes + *len > a->caps.max_bytes) {
+	if (a->stuck) {
+		a->dropped++;
+	} else if (!last && a->caps.max_bytes && a->bytes + *len > a->caps.max_bytes) {
 		a->full = true;
 		a->dropped++;
 		a->unsaid++;
-	} else {
-		write_all(a, buf, *len);
+	} else if (write_all(a, buf, *len)) {
 		a->bytes += *len;
 		a->records++;
+	} else {
+		a->dropped++;
 	}
 	free(buf);
 }

@@ -76,6 +76,11 @@ void creds_bare_begin(const struct creds *cr)
 	syscall(SYS_capset, &h, d);
 }
 
+void creds_caps_back(void)
+{
+	set_caps(true);
+}
+
 void creds_admin_begin(const struct creds *cr)
 {
 	if (cr->as_root)

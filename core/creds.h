@@ -36,6 +36,10 @@ void creds_bare_begin(const struct creds *cr);
  * usual set. */
 void creds_admin_begin(const struct creds *cr);
 void creds_admin_end(const struct creds *cr);
+/* Every capability moat holds effective again, on this thread only and
+ * with raw syscalls (async-signal-safe): for moat's last work from a
+ * thread that was serving the sandbox (a fatal signal's handler). */
+void creds_caps_back(void);
 /* For a thread of its own (a job): the sandbox's ids for good, real,
  * effective and saved.  This thread only. */
 void creds_drop_thread(const struct creds *cr);

@@ -572,7 +572,14 @@ static int gen_pid_maps(struct vfs *v, pid_t id, const char *name, FILE *out)
 	if (!s)
 		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
 	char *save;
+	unsigned lines = 0;
 	for (char *l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		/* A million lines of smaps take a while: given up when the
+		 * watchdog says an action is due, as slurp's reads are. */
+		if (++lines % 4096 == 0 && hurry_now()) {
+			free(s);
+			return -EINTR;
+		}
 		/* A mapping's line: "start-end perms offset dev inode   path". */
 		size_t hex = strspn(l, "0123456789abcdef");
 		char *p = l;

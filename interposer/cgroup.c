@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs-emulation/scratch.h"
 #include "interposer/limits.h"
 
 /* An empty directory of moat's name older than this is a leftover of a
@@ -297,12 +298,15 @@ bool cgroup_kill_async(void)
 	return cg && cg->owner == getpid() && cg->kill_fd >= 0 && write(cg->kill_fd, "1", 1) == 1;
 }
 
-/* A signal that ends moat: the directories first, then the signal's own
- * end (SA_RESETHAND restored the default; it is delivered on return). */
+/* A signal that ends moat: the directories first — the cgroups, then
+ * the run's scratch and skeleton (fs-emulation/scratch.h) — then the
+ * signal's own end (SA_RESETHAND restored the default; it is delivered
+ * on return). */
 static void on_fatal(int sig)
 {
 	int e = errno;
 	cgroup_abandon();
+	scratch_abandon();
 	raise(sig);
 	errno = e;
 }
@@ -370,9 +374,11 @@ int cgroup_setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 		cg->usage_fd = -1;
 	for (int d = 0; d < CG_MAX_DIRS; d++)
 		cg->procs_fd[d] = cg->parent_fd[d] = cg->lock_fd[d] = -1;
+	/* The fatal signals' handler even without cgroups: it removes the
+	 * run's scratch too (on_fatal). */
+	register_cleanup(cg);
 	if (use == CG_OFF)
 		return 0;
-	register_cleanup(cg);
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	cg->ceiling = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
 	uint64_t enclosing = cgroup_memory_ceiling();

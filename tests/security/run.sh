@@ -196,14 +196,19 @@ source "$ROOT/tests/security/lib.sh" || exit 2
 # run_limited OUT ERR CMD...: run CMD with a watchdog; sets RC.  With
 # RL_SIGTERM=T, SIGTERM goes to CMD (moat: env and setpriv exec it) at T
 # seconds and again at T+0.5; with RL_POKE=FUNC, FUNC runs once ERR holds
-# a line "# ready" (at most 10 s after the start).
+# a line "# ready" (at most 10 s after the start).  A CMD still running
+# after TIMEOUT seconds gets SIGTERM twice (moat ends its sandbox at the
+# second, and its own watchdog acts on it even with the loop stuck), and
+# SIGKILL 3 s later: a moat killed outright leaves its scratch directory
+# in /tmp and its skeleton in /dev/shm.
 run_limited() {
 	local out=$1 err=$2 pid wd helpers=()
 	shift 2
 	rm -f "$out.timeout"
 	"$@" >"$out" 2>"$err" <"${stdin_file:-/dev/null}" &
 	pid=$!
-	(sleep "$TIMEOUT"; kill -KILL "$pid" && : >"$out.timeout") >/dev/null 2>&1 &
+	(sleep "$TIMEOUT"; kill -TERM "$pid" && : >"$out.timeout"; sleep 0.5; kill -TERM "$pid"
+		sleep 2.5; kill -KILL "$pid") >/dev/null 2>&1 &
 	wd=$!
 	disown "$wd"
 	if [[ -n ${RL_SIGTERM:-} ]]; then
@@ -224,7 +229,7 @@ run_limited() {
 	RC=$?
 	kill -KILL "$wd" 2>/dev/null
 	((${#helpers[@]})) && kill -KILL "${helpers[@]}" 2>/dev/null
-	[[ -e $out.timeout ]] && RC="$RC, killed after ${TIMEOUT}s"
+	[[ -e $out.timeout ]] && RC="$RC, stopped after ${TIMEOUT}s"
 }
 
 # run_tty OUT ERR CMD...: the same, with a pty as controlling terminal.

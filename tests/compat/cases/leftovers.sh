@@ -1,0 +1,40 @@
+# leftovers: a run leaves no scratch directory and no skeleton behind.
+# moat makes /tmp/moat-ID (MOAT_SCRATCH/moat-ID) and /dev/shm/moat-skel-*
+# for each run and must remove both however the run ends, but by SIGKILL
+# (issue 18: a later moat is to sweep those).  Each way below runs with
+# its scratch in a directory of its own and /dev/shm a tmpfs of its own
+# mount namespace, so that the moats of others on this machine do not
+# count, and must leave both empty.  Under moat only.
+d=$W/leftovers msg=""
+mkdir -p "$d"
+unshare -m true 2>/dev/null || not_run
+# left NAME CMD...: run CMD (in sh -c, $MOAT and $PY at hand) with a
+# private scratch and /dev/shm; what it left there becomes a failure.
+left() {
+    local name=$1 out
+    shift
+    rm -rf "$d/scratch" && mkdir -p "$d/scratch" && chmod 1777 "$d/scratch"
+    out=$(MOAT_SCRATCH=$d/scratch MOAT=$MOAT PY=$PY D=$d timeout -k 5 60 unshare -m sh -c '
+        mount -t tmpfs moat-leftovers /dev/shm || { echo "no private /dev/shm"; exit; }
+        (eval "$1") </dev/null >/dev/null 2>&1
+        ls -A "$MOAT_SCRATCH" /dev/shm | grep "^moat-" | tr "\n" " "' sh "$*")
+    [ -z "$out" ] || msg="${msg:+$msg; }$name: left $out"
+}
+left ok '"$MOAT" run -- true'
+left exit-3 '"$MOAT" run -- sh -c "echo x >/tmp/f; exit 3"'
+left missing '"$MOAT" run -- /nonexistent'
+left chdir '"$MOAT" run --chdir /nonexistent -- true'
+left setup '"$MOAT" run --bind "$D" /lib64/x -- true'
+left wall '"$MOAT" run --wall-time-limit 1 -- sleep 10'
+left sigterm '"$MOAT" run -- sleep 10 & p=$!; sleep 0.5; kill -TERM $p; sleep 0.5; kill -TERM $p; wait $p'
+left disk-limit '"$MOAT" run --disk-limit 16M --tmpfs /data:8M -- sh -c "echo x >/data/f"'
+# An audit log whose reader does not read blocks the loop: the wall-time
+# limit still ends the run by its verdict, with its teardown.
+left audit-fifo 'mkfifo "$D/fifo" && exec 9<>"$D/fifo" && "$MOAT" run --audit-log "$D/fifo" \
+    --wall-time-limit 1 -- "$PY" -c "
+import ctypes
+libc = ctypes.CDLL(None)
+while True:
+    libc.unshare(0x00020000)"; rm -f "$D/fifo"'
+rm -rf "$d"
+report "$msg"
