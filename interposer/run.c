@@ -67,19 +67,22 @@ static _Noreturn void child_fail(int fd, const char *step)
 	_exit(125);
 }
 
-/* The bounding set first, while CAP_SETPCAP is still held (before the
- * uid switch clears it); then the ambient and the three sets. */
+/* The bounding set, once, while CAP_SETPCAP is still held (before the
+ * uid switch clears it).  The first failure ends it: EINVAL past the
+ * kernel's last capability, or EPERM for all of them without
+ * CAP_SETPCAP. */
 static void drop_bounding(void)
 {
 	for (int c = 0; c <= 63; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+			break;
 }
 
+/* The ambient and the three sets (the bounding set went first). */
 static void drop_caps(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	drop_bounding();
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	syscall(SYS_capset, &h, d);
 }
@@ -124,9 +127,9 @@ static void child_drop(struct sandbox *sb, int msg_fd, const char *empty_dir)
 {
 	if (chdir(empty_dir) < 0)
 		child_fail(msg_fd, "chdir");
+	drop_bounding();
 	if (geteuid() == 0) {
 		gid_t g = sb->creds.gid;
-		drop_bounding();
 		if (setgroups(1, &g) < 0)
 			child_fail(msg_fd, "setgroups");
 		if (setresgid(sb->creds.gid, sb->creds.gid, sb->creds.gid) < 0)
