@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/ptrace.h>
@@ -46,7 +48,26 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
-/* ---- the child, before exec: it may only die ---- */
+/* ---- the child, before exec: it may only die ----
+ *
+ * The first process is a clone of moat that shares its memory (CLONE_VM;
+ * not CLONE_VFORK: moat seizes it and takes its listener before its exec).
+ * A fork copied moat's page tables, then every page either side wrote was
+ * copied, and the exec tore the copy down: 2-5 ms of a run's start on a VM
+ * where a page fault costs 13 us.  Until its exec the child runs on a
+ * stack of its own (launch_fork) at the same time as moat, so it keeps
+ * off moat's state:
+ * - it makes raw system calls (child_sys): glibc's wrappers write errno,
+ *   which is moat's (the child runs on moat's thread pointer), and some
+ *   look at glibc's threads and locks;
+ * - it reads its plan (struct child_plan), which moat writes before the
+ *   clone and never after, and strings moat never changes (argv, env);
+ *   it writes only its own stack;
+ * - no handler of moat's runs in it: it starts with every signal blocked,
+ *   and sets the handlers back to the default before it unblocks any.
+ * Two steps call into moat's modules, net_enter and limits_child (glibc's
+ * setns, setrlimit: errno): the child makes them while moat waits in
+ * read() for its message and runs nothing, as a vfork parent would. */
 
 /* What the first process tells moat over one pipe before its exec: the
  * listener's fd number, or the setup step that failed and its errno.  One
@@ -57,51 +78,115 @@ struct child_msg {
 	char step[32]; /* the step, as moat names it to the user */
 };
 
-static _Noreturn void child_fail(int fd, const char *step)
+/* All the child reads of moat's, copied before the clone (launch_fork). */
+struct child_plan {
+	pid_t parent;
+	int sync_rd, msg_wr, err_wr; /* its ends of the three pipes */
+	int moat_end[3];             /* moat's ends: closed at once */
+	const struct net *net;       /* its world (net_enter) */
+	int out_wr[2];               /* its stdout and stderr, or -1: moat's own */
+	uid_t uid;
+	gid_t gid;
+	struct limits lim;
+	struct sock_fprog prog;
+	char empty[PATH_MAX]; /* its kernel cwd until the exec */
+	char *const *argv, *const *env;
+	unsigned long mask; /* the caller's signal mask, for the program */
+};
+
+/* What the child runs: ASan knows moat's stacks, not the child's, and
+ * would take its noreturn calls for a stack switch (and say so on the
+ * program's stderr). */
+#define CHILD_FN __attribute__((no_sanitize("address")))
+
+/* A system call, not glibc's wrapper: its result, or -errno.  The
+ * argument registers count as changed: at an exec stop moat rewrites
+ * them (trace.c exec_rewrite), and a failed exec returns with its. */
+CHILD_FN static long child_sys6(long nr, long a, long b, long c, long d, long e)
 {
-	struct child_msg m = { .err = errno ? errno : EIO, .fd = -1 };
-	/* no stdio between fork and exec: another thread may hold its lock */
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	long ret = nr;
+	__asm__ volatile("syscall"
+			 : "+a"(ret), "+D"(a), "+S"(b), "+d"(c), "+r"(r10), "+r"(r8)
+			 :
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#define CHILD_SYS_(nr, a, b, c, d, e, ...) \
+	child_sys6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e))
+#define child_sys(...) CHILD_SYS_(__VA_ARGS__, 0, 0, 0, 0, 0)
+
+CHILD_FN static _Noreturn void child_exit(int code)
+{
+	for (;;)
+		child_sys(SYS_exit_group, code);
+}
+
+/* Say which step failed and why (`r`: its -errno), then die. */
+CHILD_FN static _Noreturn void child_fail(const struct child_plan *p, const char *step, long r)
+{
+	struct child_msg m = { .err = r < 0 && r > -4096 ? (int)-r : EIO, .fd = -1 };
 	for (size_t i = 0; step[i] && i < sizeof m.step - 1; i++)
 		m.step[i] = step[i];
-	if (write(fd, &m, sizeof m) < 0)
-		_exit(125);
-	_exit(125);
+	child_sys(SYS_write, p->msg_wr, &m, sizeof m);
+	child_exit(125);
 }
 
-/* The bounding set first, while CAP_SETPCAP is still held (before the
- * uid switch clears it); then the ambient and the three sets. */
-static void drop_bounding(void)
+/* moat's handlers (cgroup.c's on fatal signals) would run on moat's
+ * memory: the default instead, as the exec would set.  Ignored signals
+ * stay ignored (the caller's, across the exec too). */
+CHILD_FN static void child_handlers_default(void)
+{
+	struct {
+		unsigned long handler, flags, restorer, mask;
+	} sa, dfl = { 0 };
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP &&
+		    child_sys(SYS_rt_sigaction, s, NULL, &sa, 8) == 0 &&
+		    sa.handler != (unsigned long)SIG_DFL && sa.handler != (unsigned long)SIG_IGN)
+			child_sys(SYS_rt_sigaction, s, &dfl, NULL, 8);
+}
+
+/* The bounding set, once, while CAP_SETPCAP is still held (before the
+ * uid switch clears it).  The first failure ends it: EINVAL past the
+ * kernel's last capability, or EPERM for all of them without
+ * CAP_SETPCAP. */
+CHILD_FN static void drop_bounding(void)
 {
 	for (int c = 0; c <= 63; c++)
-		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+		if (child_sys(SYS_prctl, PR_CAPBSET_DROP, c) < 0)
+			break;
 }
 
-static void drop_caps(void)
+/* The ambient and the three sets (the bounding set went first). */
+CHILD_FN static void drop_caps(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	drop_bounding();
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	syscall(SYS_capset, &h, d);
+	child_sys(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL);
+	child_sys(SYS_capset, &h, d);
 }
 
-/* The network world, the session and the output: before moat seizes us. */
-static void child_enter(struct sandbox *sb, int msg_fd)
+/* The network world, the session and the output.  Moat waits. */
+CHILD_FN static void child_enter(const struct child_plan *p)
 {
+	long r;
 	/* The private network world (net-stub/netns.c), while we may. */
-	if (net_enter(sb->net) < 0)
-		child_fail(msg_fd, "setns (network)");
+	if (net_enter(p->net) < 0)
+		child_fail(p, "setns (network)", -errno);
 	/* A new session: no controlling terminal, so TIOCSTI and job control
 	 * signals from the host's terminal cannot reach in (rule 5). */
-	if (setsid() < 0)
-		child_fail(msg_fd, "setsid");
+	if ((r = child_sys(SYS_setsid)) < 0)
+		child_fail(p, "setsid", r);
 	/* stdout and stderr through moat when it must see them (output.h). */
-	if (sb->out.on && (dup2(sb->out.wr[0], 1) < 0 || dup2(sb->out.wr[1], 2) < 0))
-		child_fail(msg_fd, "dup2 (stdout, stderr)");
+	if (p->out_wr[0] >= 0 && ((r = child_sys(SYS_dup2, p->out_wr[0], 1)) < 0 ||
+				  (r = child_sys(SYS_dup2, p->out_wr[1], 2)) < 0))
+		child_fail(p, "dup2 (stdout, stderr)", r);
 }
 
 /* Only fds 0-2 cross over, plus our three pipes (close-on-exec). */
-static void child_close_fds(int a, int b, int c)
+CHILD_FN static void child_close_fds(int a, int b, int c)
 {
 	int keep[] = { a, b, c };
 	for (int i = 0; i < 3; i++) /* sort the three */
@@ -114,99 +199,196 @@ static void child_close_fds(int a, int b, int c)
 	unsigned lo = 3;
 	for (int i = 0; i < 3; i++) {
 		if ((unsigned)keep[i] > lo)
-			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+			child_sys(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
 		lo = (unsigned)keep[i] + 1;
 	}
-	syscall(SYS_close_range, lo, ~0U, 0);
+	child_sys(SYS_close_range, lo, ~0U, 0);
 }
 
-/* The sandbox's ids, no capabilities, its rlimits, no_new_privs. */
-static void child_drop(struct sandbox *sb, int msg_fd, const char *empty_dir)
+/* The sandbox's ids, no capabilities, its rlimits, no_new_privs.  Moat
+ * waits. */
+CHILD_FN static void child_drop(const struct child_plan *p)
 {
-	if (chdir(empty_dir) < 0)
-		child_fail(msg_fd, "chdir");
-	if (geteuid() == 0) {
-		gid_t g = sb->creds.gid;
-		drop_bounding();
-		if (setgroups(1, &g) < 0)
-			child_fail(msg_fd, "setgroups");
-		if (setresgid(sb->creds.gid, sb->creds.gid, sb->creds.gid) < 0)
-			child_fail(msg_fd, "setresgid");
-		if (setresuid(sb->creds.uid, sb->creds.uid, sb->creds.uid) < 0)
-			child_fail(msg_fd, "setresuid");
+	long r;
+	if ((r = child_sys(SYS_chdir, p->empty)) < 0)
+		child_fail(p, "chdir", r);
+	drop_bounding();
+	if (child_sys(SYS_geteuid) == 0) {
+		gid_t g = p->gid;
+		if ((r = child_sys(SYS_setgroups, 1, &g)) < 0)
+			child_fail(p, "setgroups", r);
+		/* The saved ids stay root until the exec, which sets them to
+		 * the effective ones.  Until then this memory is moat's, and a
+		 * process may reach another's (/proc/PID/mem, ptrace) when
+		 * the other's real, effective and saved ids are all its own
+		 * and it is dumpable, which an id switch makes it when
+		 * fs.suid_dumpable is 1: any process of the sandbox's uid
+		 * could then write into moat. */
+		if ((r = child_sys(SYS_setresgid, p->gid, p->gid, 0)) < 0)
+			child_fail(p, "setresgid", r);
+		if ((r = child_sys(SYS_setresuid, p->uid, p->uid, 0)) < 0)
+			child_fail(p, "setresuid", r);
 	}
 	drop_caps();
 	/* Without capabilities: a hard limit of the caller's stays (moat
 	 * raised its own for --open-files-limit where it could, cli) */
-	limits_child(&sb->lim);
+	limits_child(&p->lim);
 	/* The kernel writes a core by core_pattern, which may be a host path
 	 * outside the view: no cores from the sandbox. */
 	struct rlimit nocore = { 0, 0 };
-	setrlimit(RLIMIT_CORE, &nocore);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(msg_fd, "prctl (no_new_privs)");
-	umask(022);
+	child_sys(SYS_prlimit64, 0, RLIMIT_CORE, &nocore, NULL);
+	if ((r = child_sys(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) < 0)
+		child_fail(p, "prctl (no_new_privs)", r);
+	child_sys(SYS_umask, 022);
 }
 
 /* The filter, and its listener handed to moat.  From here on every call
  * goes through the filter: only KERNEL ones until the parent holds the
  * listener. */
-static void child_filter(int msg_fd, int sync_rd, const struct sock_fprog *prog)
+CHILD_FN static void child_filter(const struct child_plan *p)
 {
-	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			       SECCOMP_FILTER_FLAG_NEW_LISTENER |
-				       SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-			       prog);
-	if (lfd < 0 && errno == EINVAL)
-		lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				   SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	long lfd = child_sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			     &p->prog);
+	if (lfd == -EINVAL)
+		lfd = child_sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->prog);
 	if (lfd < 0)
-		child_fail(msg_fd, "seccomp filter");
-	struct child_msg m = { .err = 0, .fd = lfd };
-	if (write(msg_fd, &m, sizeof m) != sizeof m)
-		_exit(125);
+		child_fail(p, "seccomp filter", lfd);
+	struct child_msg m = { .err = 0, .fd = (int)lfd };
+	if (child_sys(SYS_write, p->msg_wr, &m, sizeof m) != sizeof m)
+		child_exit(125);
+	/* From the message on, moat runs again, at the same time. */
 	char go;
-	if (read(sync_rd, &go, 1) != 1)
-		_exit(125);
-	close(lfd);
-	close(msg_fd);
-	close(sync_rd);
+	if (child_sys(SYS_read, p->sync_rd, &go, 1) != 1)
+		child_exit(125);
+	child_sys(SYS_close, lfd);
+	child_sys(SYS_close, p->msg_wr);
+	child_sys(SYS_close, p->sync_rd);
+}
+
+/* `name`'s value in `env` (glibc's getenv, in the program's own), or NULL. */
+CHILD_FN static const char *child_getenv(char *const *env, const char *name)
+{
+	for (; *env; env++) {
+		size_t i = 0;
+		while (name[i] && (*env)[i] == name[i])
+			i++;
+		if (!name[i] && (*env)[i] == '=')
+			return *env + i + 1;
+	}
+	return NULL;
+}
+
+/* execve, and for a file the kernel cannot run (ENOEXEC) the shell on it,
+ * as glibc's execvp does.  The error of the last try. */
+CHILD_FN static long child_execve(const char *file, char *const argv[], char *const env[])
+{
+	long r = child_sys(SYS_execve, file, argv, env);
+	if (r != -ENOEXEC)
+		return r;
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	char *sh[argc > 1 ? argc + 2 : 3]; /* the stack has room: launch_fork */
+	sh[0] = "/bin/sh";
+	sh[1] = (char *)file;
+	sh[2] = NULL;
+	for (size_t i = 1; i < argc; i++)
+		sh[i + 1] = argv[i];
+	sh[argc > 1 ? argc + 1 : 2] = NULL;
+	return child_sys(SYS_execve, sh[0], sh, env);
+}
+
+/* glibc's execvp, the same tries in the same order (each stops in moat,
+ * which decides it), with the program's PATH.  The error: EACCES if a try
+ * was refused so, else the last. */
+CHILD_FN static long child_execvp(const char *file, char *const argv[], char *const env[])
+{
+	size_t fl = 0;
+	while (file[fl] && file[fl] != '/')
+		fl++;
+	if (!*file)
+		return -ENOENT;
+	if (file[fl] == '/')
+		return child_execve(file, argv, env);
+	if (fl > NAME_MAX)
+		return -ENAMETOOLONG;
+	const char *path = child_getenv(env, "PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	char buf[PATH_MAX + NAME_MAX + 2];
+	long r = -ENOENT;
+	bool eacces = false;
+	for (const char *d = path;; d++) {
+		size_t dl = 0;
+		while (d[dl] && d[dl] != ':')
+			dl++;
+		if (dl < PATH_MAX) { /* longer: no such directory to try */
+			size_t n = 0;
+			for (size_t i = 0; i < dl; i++)
+				buf[n++] = d[i];
+			if (dl)
+				buf[n++] = '/';
+			for (size_t i = 0; i <= fl; i++)
+				buf[n++] = file[i];
+			r = child_execve(buf, argv, env);
+			if (r == -EACCES)
+				eacces = true;
+			else if (r != -ENOENT && r != -ESTALE && r != -ENOTDIR && r != -ENODEV &&
+				 r != -ETIMEDOUT)
+				return r; /* found, and failed to run */
+		}
+		d += dl;
+		if (!*d)
+			break;
+	}
+	return eacces ? -EACCES : r;
 }
 
 /* The command.  Its failure is no setup failure: moat reports it as a
  * shell would (126, 127), from the errno sent on err_wr. */
-static _Noreturn void child_exec(struct sandbox *sb, int err_wr, const sigset_t *oldmask)
+CHILD_FN static _Noreturn void child_exec(const struct child_plan *p)
 {
-	/* The caller's mask (moat blocks the signals it forwards) */
-	sigprocmask(SIG_SETMASK, sb->opt.sigmask_set ? &sb->opt.sigmask : oldmask, NULL);
-	signal(SIGPIPE, SIG_DFL); /* moat ignores it; an ignored signal would
-				   * stay ignored across exec */
-	extern char **environ;
-	environ = sb->opt.env;
+	/* moat ignores SIGPIPE; an ignored signal would stay ignored across
+	 * exec.  Then the caller's mask (moat blocks the signals it
+	 * forwards; the child started with all blocked). */
+	struct {
+		unsigned long handler, flags, restorer, mask;
+	} dfl = { 0 };
+	child_sys(SYS_rt_sigaction, SIGPIPE, &dfl, NULL, 8);
+	child_sys(SYS_rt_sigprocmask, SIG_SETMASK, &p->mask, NULL, 8);
 	/* Every exec, the first included, stops in the tracer (rule 7). */
-	execvp(sb->opt.argv[0], sb->opt.argv);
-	int e = errno;
-	if (write(err_wr, &e, sizeof e) < 0)
-		_exit(127);
-	_exit(e == ENOENT ? 127 : 126);
+	long r = child_execvp(p->argv[0], p->argv, p->env);
+	int e = (int)-r;
+	if (child_sys(SYS_write, p->err_wr, &e, sizeof e) < 0)
+		child_exit(127);
+	child_exit(e == ENOENT ? 127 : 126);
 }
 
-/* Each step that fails says so on msg_fd (child_fail), and the parent
- * names it.  Where the parent is gone there is no one to tell. */
-static _Noreturn void child_main(struct sandbox *sb, pid_t parent, int sync_rd, int msg_fd,
-				 int err_wr, const struct sock_fprog *prog, const char *empty_dir)
+/* The clone's start.  Each step that fails says so on msg_wr
+ * (child_fail), and moat names it.  Where moat is gone there is no one
+ * to tell. */
+CHILD_FN static int child_main(void *arg)
 {
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(125);
-	child_enter(sb, msg_fd);
+	const struct child_plan *p = arg;
+	/* At the same time as moat's seize and cgroup attach. */
+	child_sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+	if (child_sys(SYS_getppid) != p->parent)
+		child_exit(125);
+	for (int i = 0; i < 3; i++)
+		child_sys(SYS_close, p->moat_end[i]);
+	child_handlers_default();
 	char go;
-	if (read(sync_rd, &go, 1) != 1) /* the parent has seized us */
-		_exit(125);
-	child_close_fds(sync_rd, msg_fd, err_wr);
-	child_drop(sb, msg_fd, empty_dir);
-	child_filter(msg_fd, sync_rd, prog);
-	child_exec(sb, err_wr, &sb->sig_saved);
+	if (child_sys(SYS_read, p->sync_rd, &go, 1) != 1) /* moat has seized us */
+		child_exit(125);
+	/* Moat waits for the message (child_filter). */
+	child_enter(p);
+	child_close_fds(p->sync_rd, p->msg_wr, p->err_wr);
+	child_drop(p);
+	child_filter(p);
+	child_exec(p);
 }
 
 /* ---- the launch ---- */
@@ -245,6 +427,8 @@ struct launch {
 	int sync[2]; /* moat -> child: "g" when seized, "g" when listened */
 	int msg[2];  /* child -> moat: struct child_msg */
 	int errp[2]; /* child -> moat: errno of a failed first exec */
+	void *stack; /* the child's (launch_stack) */
+	size_t stack_len;
 	pid_t child;
 	struct proc *proc;
 	bool heard; /* `said` read from msg[0] */
@@ -310,6 +494,61 @@ static int launch_signals(struct launch *l)
 	return 0;
 }
 
+/* The first process's stack.  Below its frames moat writes, at its exec
+ * stop, the host path and a script's argv (trace.c exec_rewrite: up to
+ * ~70 KB); the exec's search builds the shell's argv there (argc + 2
+ * pointers).  Only the pages used are ever touched. */
+#define CHILD_STACK (256 * 1024)
+
+/* A stack for the clone, with a guard page below it: an overflow faults
+ * in the child and never writes into moat's memory.  It stays mapped
+ * after a launch: the child uses it until its exec, which moat does not
+ * wait for (launch_undo unmaps it after reaping a failed one). */
+static int launch_stack(struct launch *l)
+{
+	size_t argc = 0;
+	while (l->sb->opt.argv[argc])
+		argc++;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = CHILD_STACK + 2 * (argc + 2) * sizeof(char *);
+	l->stack_len = (len + page - 1) / page * page + page;
+	void *s = mmap(NULL, l->stack_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (s == MAP_FAILED)
+		return launch_fail(l, errno, "mmap", "(the first process's stack)");
+	l->stack = s;
+	if (mprotect(s, page, PROT_NONE) < 0)
+		return launch_fail(l, errno, "mprotect", "(the first process's stack)");
+	return 0;
+}
+
+/* What the child reads, copied out of what moat goes on changing (it
+ * closes its copies of the pipes' ends, and of the output's). */
+static void launch_plan(struct launch *l, struct child_plan *p)
+{
+	struct sandbox *sb = l->sb;
+	*p = (struct child_plan){ .parent = getpid(),
+				  .sync_rd = l->sync[0],
+				  .msg_wr = l->msg[1],
+				  .err_wr = l->errp[1],
+				  .moat_end = { l->sync[1], l->msg[0], l->errp[0] },
+				  .net = sb->net,
+				  .out_wr = { sb->out.wr[0], sb->out.wr[1] },
+				  .uid = sb->creds.uid,
+				  .gid = sb->creds.gid,
+				  .lim = sb->lim,
+				  .prog = l->prog,
+				  .argv = sb->opt.argv,
+				  .env = sb->opt.env };
+	snprintf(p->empty, sizeof p->empty, "%s", l->empty);
+	/* The caller's mask (moat blocks the signals it forwards), as
+	 * sigprocmask would set it: glibc's own two signals unblocked. */
+	const sigset_t *m = sb->opt.sigmask_set ? &sb->opt.sigmask : &sb->sig_saved;
+	for (int s = 1; s <= 64; s++)
+		if (s != 32 && s != 33 && sigismember(m, s) == 1)
+			p->mask |= 1UL << (s - 1);
+}
+
 static int launch_fork(struct launch *l)
 {
 	struct sandbox *sb = l->sb;
@@ -317,16 +556,21 @@ static int launch_fork(struct launch *l)
 	int r = output_setup(&sb->out);
 	if (r < 0)
 		return launch_fail(l, -r, "pipe", "(output)");
-	pid_t parent = getpid();
-	pid_t child = fork();
+	if (launch_stack(l) < 0)
+		return -1;
+	/* Static: the child reads it until its exec, after sandbox_launch has
+	 * returned; one launch's child has exec'd or died before the next. */
+	static struct child_plan plan;
+	launch_plan(l, &plan);
+	/* The child starts with every signal blocked (child_main). */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid_t child = clone(child_main, (char *)l->stack + l->stack_len, CLONE_VM | SIGCHLD, &plan);
+	int e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (child < 0)
-		return launch_fail(l, errno, "fork", NULL);
-	if (child == 0) {
-		close(l->sync[1]);
-		close(l->msg[0]);
-		close(l->errp[0]);
-		child_main(sb, parent, l->sync[0], l->msg[1], l->errp[1], &l->prog, l->empty);
-	}
+		return launch_fail(l, e, "fork", NULL);
 	l->child = child;
 	close_fd(&l->sync[0]);
 	close_fd(&l->msg[1]);
@@ -425,6 +669,8 @@ static void launch_undo(struct launch *l)
 		if (!l->heard && read(l->msg[0], &l->said, sizeof l->said) != sizeof l->said)
 			l->said.err = 0;
 	}
+	if (l->stack) /* the child, if any, is gone */
+		munmap(l->stack, l->stack_len);
 	if (l->empty_made)
 		rmdir(l->empty);
 	for (int i = 0; i < 2; i++) {

@@ -21,7 +21,8 @@ struct sandbox;
 /* Start watching (on the loop thread, before it takes the sandbox's
  * credentials: the watchdog keeps moat's own).  0 or -errno. */
 int watchdog_start(struct sandbox *sb);
-/* Stop and join it (the loop is over). */
+/* Stop it (the loop is over): once this returns the thread does nothing
+ * more.  It is woken to leave, and never joined: no wait for it. */
 void watchdog_stop(void);
 /* The loop is about to wait (poll) / has woken up and is at work. */
 void watchdog_idle(void);
