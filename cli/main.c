@@ -25,6 +25,7 @@
 #include "cli/options.h"
 #include "cli/report.h"
 #include "core/creds.h"
+#include "fs-emulation/scratch.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "interposer/watchdog.h"
@@ -408,6 +409,9 @@ static int run_scratch(struct run *r)
 		outputs_drop(&r->alog, &r->rep);
 		return die("cannot create the scratch directory %s", r->scratch, strerror(e));
 	}
+	/* Removed even by a moat that ends without run_finish: the
+	 * watchdog's last resort, a fatal signal (fs-emulation/scratch.h). */
+	scratch_hold(r->scratch);
 	return 0;
 }
 
@@ -554,6 +558,7 @@ static void run_finish(struct run *r, int code)
 		umount2(r->scratch, MNT_DETACH);
 		rmdir(r->scratch);
 	}
+	scratch_forget(r->scratch);
 	audit_close(sb->audit);
 	outfile_close(&r->alog, false);
 }

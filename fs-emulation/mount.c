@@ -1,5 +1,6 @@
 /* The mount table and the default view. */
 #include "fs-emulation/etc.h"
+#include "fs-emulation/scratch.h"
 #include "fs-emulation/vfs.h"
 
 #include <dirent.h>
@@ -30,8 +31,14 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 			return -ENOSPC;
 		}
 		idx = v->nmnt++;
-	} else if (v->mnt[idx].root_fd >= 0) {
-		close(v->mnt[idx].root_fd);
+	} else {
+		/* The replaced mount's quota tmpfs goes with it: no entry
+		 * would be left to unmount it, and the scratch would stay. */
+		struct vfs_mount *old = &v->mnt[idx];
+		if (old->quota)
+			umount2(old->host, MNT_DETACH);
+		if (old->root_fd >= 0)
+			close(old->root_fd);
 	}
 	struct vfs_mount *m = &v->mnt[idx];
 	snprintf(m->vpath, sizeof m->vpath, "%s", vpath);
@@ -233,8 +240,15 @@ static void setup_begin(struct vfs *v, const char *scratch, uid_t uid, gid_t gid
 	snprintf(v->skel, sizeof v->skel, "/dev/shm/moat-skel-XXXXXX");
 	/* 0710 of the sandbox's group, as the scratch: no other local user
 	 * may plant anything in the listings moat builds here. */
-	if (!mkdtemp(v->skel) || (geteuid() == 0 && chown(v->skel, (uid_t)-1, gid) < 0) ||
-	    chmod(v->skel, 0710) < 0)
+	bool made = mkdtemp(v->skel) != NULL;
+	if (made &&
+	    ((geteuid() == 0 && chown(v->skel, (uid_t)-1, gid) < 0) || chmod(v->skel, 0710) < 0)) {
+		rmdir(v->skel); /* never left behind: the scratch serves instead */
+		made = false;
+	}
+	if (made)
+		scratch_hold(v->skel); /* removed even without vfs_teardown */
+	else
 		snprintf(v->skel, sizeof v->skel, "%s", scratch);
 	v->uid = uid;
 	v->gid = gid;
@@ -363,8 +377,9 @@ static int user_mount_host(const struct vfs_mount_req *q, int i, const char *scr
 static int add_user_mount(struct vfs *v, const struct vfs_mount_req *q, int i, const char *scratch,
 			  char *err, size_t errlen)
 {
-	char host[PATH_MAX];
-	TRY(user_mount_host(q, i, scratch, host, err, errlen));
+	/* The destination first: a quota's tmpfs mounted for a destination
+	 * refused would be in no mount of the table, and vfs_teardown would
+	 * never unmount it (the scratch then stays behind). */
 	int r = skeleton_mkdirs(v, q->dst);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot mount there: %s", q->dst,
@@ -372,6 +387,8 @@ static int add_user_mount(struct vfs *v, const struct vfs_mount_req *q, int i, c
 				       : strerror(-r));
 		return r;
 	}
+	char host[PATH_MAX];
+	TRY(user_mount_host(q, i, scratch, host, err, errlen));
 	if (q->kind == MNT_OVERLAY) {
 		/* The layer is named by the destination, so a persisted
 		 * layer finds its mount again: "/data/in" -> "o+data+in"
@@ -384,8 +401,11 @@ static int add_user_mount(struct vfs *v, const struct vfs_mount_req *q, int i, c
 		return add_overlay(v, q->dst, host, name, err, errlen);
 	}
 	r = add_mount(v, q->dst, q->kind, q->ro, host, err, errlen);
-	if (r < 0)
+	if (r < 0) {
+		if (q->size)
+			umount2(host, MNT_DETACH);
 		return r;
+	}
 	v->mnt[r].quota = q->size > 0;
 	return 0;
 }
@@ -408,6 +428,15 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 {
 	(void)st;
 	(void)ftw;
+	if (flag == FTW_DNR) {
+		/* A directory the sandbox made unreadable, and moat is not
+		 * root (no DAC override): opened up, then walked.  Nothing
+		 * swaps it for a link meanwhile: the sandbox is gone. */
+		if (chmod(path, 0700) == 0)
+			nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		rmdir(path);
+		return 0;
+	}
 	if (flag == FTW_DP || flag == FTW_D)
 		chmod(path, 0700), rmdir(path);
 	else
@@ -432,8 +461,10 @@ void vfs_teardown(struct vfs *v)
 		close(v->ov_base);
 	v->ov_base = -1;
 	v->nmnt = 0;
-	if (v->skel[0] && strcmp(v->skel, v->scratch) != 0)
+	if (v->skel[0] && strcmp(v->skel, v->scratch) != 0) {
 		nftw(v->skel, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		scratch_forget(v->skel);
+	}
 	if (v->scratch[0])
 		nftw(v->scratch, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	v->skel[0] = v->scratch[0] = '\0';

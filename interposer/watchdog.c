@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/hurry.h"
+#include "fs-emulation/scratch.h"
 #include "interposer/cgroup.h"
 #include "interposer/limits.h"
 #include "interposer/sandbox.h"
@@ -107,7 +108,8 @@ static void give_up(uint64_t stuck)
 	cgroup_abandon();
 	if (wd.last_words)
 		wd.last_words(msg);
-	_exit(125); /* every tracee dies with moat: PTRACE_O_EXITKILL */
+	scratch_abandon(); /* the loop is stuck: no teardown will come */
+	_exit(125);        /* every tracee dies with moat: PTRACE_O_EXITKILL */
 }
 
 /* Is the sandbox's SIGKILL due: the grace after a stop, or after the

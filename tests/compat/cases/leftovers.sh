@@ -25,6 +25,11 @@ left exit-3 '"$MOAT" run -- sh -c "echo x >/tmp/f; exit 3"'
 left missing '"$MOAT" run -- /nonexistent'
 left chdir '"$MOAT" run --chdir /nonexistent -- true'
 left setup '"$MOAT" run --bind "$D" /lib64/x -- true'
+left quota-refused '"$MOAT" run --tmpfs /data:8M --tmpfs /lib64/x:8M -- true'
+left quota-twice '"$MOAT" run --tmpfs /data:8M --tmpfs /data:8M -- true'
+# moat not root (no DAC override): a directory its sandbox made unreadable
+left unreadable 'setpriv --reuid=65534 --regid=65534 --clear-groups -- "$MOAT" run -- \
+    sh -c "mkdir -p /tmp/l/m /workspace/n; chmod 0 /tmp/l/m /tmp/l /workspace/n"'
 left wall '"$MOAT" run --wall-time-limit 1 -- sleep 10'
 left sigterm '"$MOAT" run -- sleep 10 & p=$!; sleep 0.5; kill -TERM $p; sleep 0.5; kill -TERM $p; wait $p'
 left disk-limit '"$MOAT" run --disk-limit 16M --tmpfs /data:8M -- sh -c "echo x >/data/f"'
@@ -36,5 +41,13 @@ import ctypes
 libc = ctypes.CDLL(None)
 while True:
     libc.unshare(0x00020000)"; rm -f "$D/fifo"'
+# Without a teardown: the watchdog's last resort (the loop stuck for good,
+# as in the watchdog case) and a signal moat does not forward, which ends it
+left give-up 'MOAT_TEST_STALL=uname:hard "$MOAT" run --wall-time-limit 1 -- sh -c "uname; sleep 30"'
+for sig in USR1 ALRM; do
+    left "$sig" '"$MOAT" run -- sh -c "echo x >/tmp/f; sleep 10" & p=$!; sleep 0.5; kill -'"$sig"' $p; wait $p'
+done
+left USR1-cgroup-off '"$MOAT" run --cgroup off -- sleep 10 & p=$!; sleep 0.5; kill -USR1 $p; wait $p'
+left USR1-disk-limit '"$MOAT" run --disk-limit 16M --tmpfs /data:8M -- sleep 10 & p=$!; sleep 0.5; kill -USR1 $p; wait $p'
 rm -rf "$d"
 report "$msg"
