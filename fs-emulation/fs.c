@@ -420,8 +420,13 @@ int fs_cwd(struct call *c, const char **cwd)
 	*cwd = fs->cwd;
 	if (fs->fd < 0)
 		return fs->gone ? -ENOENT : 0;
+	/* The fd is moat's own: only a move or removal of a directory changes
+	 * where it is, and none happened since it was last asked. */
+	if (fs->gen == dirs_gen)
+		return 0;
 	char now[PATH_MAX];
-	int r = fs_vpath_of_fd(c->vfs, fs->fd, now, sizeof now);
+	bool kept;
+	int r = own_fd_vpath(c->vfs, fs->fd, now, sizeof now, &kept);
 	if (r == -ENOENT) {
 		fs->gone = true; /* where it was still serves "..", as the dentry would */
 		if (now[0])
@@ -430,6 +435,7 @@ int fs_cwd(struct call *c, const char **cwd)
 	}
 	if (r == 0)
 		snprintf(fs->cwd, sizeof fs->cwd, "%s", now);
+	fs->gen = r == 0 && kept ? dirs_gen : 0;
 	return 0;
 }
 
@@ -440,6 +446,7 @@ int fs_set_cwd(struct call *c, const char *vpath, int fd)
 		close(fs->fd);
 	fs->fd = fd;
 	fs->gone = false;
+	fs->gen = 0;
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", vpath);
 	return 0;
 }

@@ -1,6 +1,6 @@
-/* Dirfds resolved through facts (fs-emulation/fs.c): "the directory
- * (dev, ino) through mount M is at host path H", checked against the
- * statx made anyway, so that most resolutions need no readlink of
+/* Dirfds and the cwd resolved through facts (fs-emulation/fs.c): "the
+ * directory (dev, ino) through mount M is at host path H", checked against
+ * the statx made anyway, so that most resolutions need no readlink of
  * /proc/TID/fd/N.
  *
  * This process plays the sandbox: its own fds are the dirfds, resolved
@@ -409,6 +409,36 @@ START_TEST(test_fork_child)
 }
 END_TEST
 
+/* The cwd: asked once, then known until moat moves a directory. */
+START_TEST(test_cwd)
+{
+	char host[PATH_MAX];
+	at(host, sizeof host, scr, "p/q");
+	int fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	call(SYS_chdir);
+	fs_set_cwd(&c, "/scratch/p/q", fd);
+	const char *cwd;
+	ck_assert_int_eq(fs_cwd(&c, &cwd), 0);
+	ck_assert_str_eq(cwd, "/scratch/p/q");
+	host_mv(scr, "p", "r");
+	ck_assert_int_eq(fs_cwd(&c, &cwd), 0);
+	ck_assert_str_eq(cwd, "/scratch/p/q"); /* known: not asked again */
+	moving_walk(SYS_renameat, "/scratch/r");
+	call(SYS_getcwd);
+	ck_assert_int_eq(fs_cwd(&c, &cwd), 0);
+	ck_assert_str_eq(cwd, "/scratch/r/q");
+	/* In a --bind, asked every time. */
+	int b = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(b, 0);
+	fs_set_cwd(&c, "/data", b);
+	ck_assert_int_eq(fs_cwd(&c, &cwd), 0);
+	ck_assert_str_eq(cwd, "/data");
+	ck_assert_int_eq(fs_cwd(&c, &cwd), 0);
+	ck_assert_str_eq(cwd, "/data");
+}
+END_TEST
+
 /* The same directory through another kernel mount (a bind mount outside
  * the view): the same (dev, ino), another mount id, and a host path
  * outside every mount — it means nothing, whatever fact its number had. */
@@ -499,6 +529,7 @@ static Suite *dirfd_suite(void)
 	tcase_add_test(tc, test_unlinkat_removedir);
 	tcase_add_test(tc, test_file_moves_keep_facts);
 	tcase_add_test(tc, test_fork_child);
+	tcase_add_test(tc, test_cwd);
 	tcase_add_test(tc, test_other_mount_means_nothing);
 	tcase_add_test(tc, test_swap_race);
 	suite_add_tcase(s, tc);
