@@ -133,7 +133,7 @@ struct fact {
 	char host[FACT_HOST];
 };
 
-static struct fact facts[FACT_SLOTS]; /* 62 KiB, touched as used */
+static struct fact facts[FACT_SLOTS]; /* 66 KiB, touched as used */
 static uint64_t dirs_gen = 1;
 /* The call being served may move or remove a directory (moves_dirs): no
  * fact is taken until it is over, since what is seen now may move. */
@@ -320,9 +320,10 @@ int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 	return r;
 }
 
-/* Is host path `path` of layer fd `fd` what the kernel calls it (no
- * symbolic link on the way)?  Then a walk's canonical path below it is
- * the kernel's own name for what the walk found.  Asked once a layer. */
+/* Is the host path of mount m's layer (its upper one, or its only or
+ * lower one) what the kernel calls the layer's fd (no symbolic link on
+ * the way)?  Then a walk's canonical path below it is the kernel's own
+ * name for what the walk found.  Asked once a layer. */
 static bool layer_canonical(struct vfs *v, const struct vfs_mount *m, bool upper)
 {
 	static const struct vfs *known_for;
