@@ -187,6 +187,8 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 		if (p->fs && fs) {
 			p->fs->gone = fs->gone;
 			p->fs->umask = fs->umask;
+			/* the same directory: what held for it still does */
+			p->fs->gen = p->fs->fd >= 0 ? fs->gen : 0;
 		}
 		if (!p->fs) {
 			close(p->pidfd);

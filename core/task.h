@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The kernel's fs_struct as moat needs it: the virtual cwd and the umask,
@@ -18,6 +19,7 @@ struct fsctx {
 	int fd;             /* O_PATH fd of the cwd (host dirs), or -1 */
 	bool gone;          /* the directory was removed */
 	mode_t umask;       /* for the files the supervisor creates */
+	uint64_t gen;       /* cwd holds for fd while no directory moved (fs.c) */
 	char cwd[PATH_MAX]; /* its virtual path, refreshed from fd */
 };
 

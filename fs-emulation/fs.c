@@ -2,10 +2,14 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "core/task.h"
 
@@ -44,14 +48,148 @@ struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd)
 	return vfs_mount_of_host(v, host, &bl);
 }
 
-/* The virtual path of the file behind magic link `link` (a /proc/.../fd/N
- * path) whose stat is `st`.  A removed file is -ENOENT, with where it was
- * in `out` ("" when that is nowhere in the view). */
-static int vpath_of_link(struct vfs *v, const char *link, const struct stat *st, char *out,
-			 size_t len)
+/* ---- where a directory is: the kernel's answer, and facts that spare asking ----
+ *
+ * A dirfd (or the cwd, or a copied-up directory's fstat) means the virtual
+ * path of where its directory is now.  The kernel says it: the stat of the
+ * magic link /proc/TID/fd/N (which file) and its readlink (its host path,
+ * mapped back into the view).  The readlink is spared where a fact
+ * answers: "the directory (st_dev, st_ino) reached through mount id M has
+ * host path H", checked against the statx that is made anyway.  A
+ * directory has one name (no hard links), so through one mount it has one
+ * host path; a fact is about the directory, not about an fd number, and
+ * whatever the sandbox does with its numbers (close, dup2, SCM_RIGHTS,
+ * fork, exec, threads) only changes which directory a number names — the
+ * statx sees that.  What can change a directory's host path is a move or
+ * removal of it or of a directory above it, so:
+ *   - facts are kept only for directories of mounts whose trees change
+ *     through the supervisor alone (the dentry cache's `cached` mounts:
+ *     tmpfs, overlays, the skeleton, the system binds), never for a host
+ *     --bind, which the host may change at any time;
+ *   - every call that may move or remove a directory (rename, rmdir,
+ *     unlinkat with AT_REMOVEDIR) makes all of them stale before it acts
+ *     (dirs_gen), and none is taken while it runs;
+ *   - a fact is H as the kernel says it for that very directory: read
+ *     back from an fd of moat's own, built from the walk that found the
+ *     directory a call grants, or read from the caller's fd and checked
+ *     by a statx of H.
+ * The rest of the answer (H mapped into the view, the registry, an
+ * overlay copy's origin) is computed from H exactly as without a fact.
+ * docs/security.md ("Facts about directories") has the argument. */
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* Linux 6.8: ids never reused */
+#endif
+
+/* What a statx says of a file: which one it is, through which mount. */
+struct fd_id {
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt;
+	bool mnt_known; /* the kernel gave a mount id */
+};
+
+static int statx_id(int dirfd, const char *path, int flags, struct stat *st, struct fd_id *id)
 {
-	char host[PATH_MAX];
-	ssize_t n = readlink(link, host, sizeof host - 1);
+	struct statx sx;
+	if (statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_MNT_ID | STATX_MNT_ID_UNIQUE, &sx) <
+	    0)
+		return -errno;
+	/* The fields newfstatat gives, as it gives them (a statx of the
+	 * same path fills them from the same kstat). */
+	memset(st, 0, sizeof *st);
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_nlink = sx.stx_nlink;
+	st->st_mode = sx.stx_mode;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	st->st_size = (off_t)sx.stx_size;
+	st->st_blksize = (blksize_t)sx.stx_blksize;
+	st->st_blocks = (blkcnt_t)sx.stx_blocks;
+	st->st_atim = (struct timespec){ sx.stx_atime.tv_sec, sx.stx_atime.tv_nsec };
+	st->st_mtim = (struct timespec){ sx.stx_mtime.tv_sec, sx.stx_mtime.tv_nsec };
+	st->st_ctim = (struct timespec){ sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec };
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->mnt = sx.stx_mnt_id;
+	id->mnt_known = (sx.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE)) != 0;
+	return 0;
+}
+
+#define FACT_SLOTS 256 /* a miss costs only the readlink: evicted freely */
+#define FACT_HOST 224  /* longer host paths are not kept */
+
+struct fact {
+	struct vfs *v;
+	uint64_t gen; /* dirs_gen when taken; 0: empty */
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt;
+	char host[FACT_HOST];
+};
+
+static struct fact facts[FACT_SLOTS]; /* 66 KiB, touched as used */
+static uint64_t dirs_gen = 1;
+/* The call being served may move or remove a directory (moves_dirs): no
+ * fact is taken until it is over, since what is seen now may move. */
+static bool moving;
+
+static struct fact *fact_slot(const struct fd_id *id)
+{
+	uint64_t key[2] = { (uint64_t)id->dev, (uint64_t)id->ino };
+	return &facts[XXH3_64bits(key, sizeof key) % FACT_SLOTS];
+}
+
+/* The host path of the directory `id` (whose stat is `st`), or NULL. */
+static const char *fact_get(struct vfs *v, const struct stat *st, const struct fd_id *id)
+{
+	if (!id->mnt_known || !S_ISDIR(st->st_mode) || st->st_nlink == 0)
+		return NULL;
+	const struct fact *f = fact_slot(id);
+	if (f->gen != dirs_gen || f->v != v || f->dev != id->dev || f->ino != id->ino ||
+	    f->mnt != id->mnt)
+		return NULL;
+	return f->host;
+}
+
+/* May "directory `id` is at host path `host`" be kept?  For a directory
+ * the kernel names by a host path (not removed, not a memfd) that lies in
+ * a mount whose tree changes through the supervisor alone. */
+static bool fact_keepable(struct vfs *v, const struct stat *st, const struct fd_id *id,
+			  const char *host)
+{
+	size_t n = strlen(host), bl;
+	if (!id->mnt_known || !S_ISDIR(st->st_mode) || st->st_nlink == 0 || n >= FACT_HOST ||
+	    host[0] != '/' || strncmp(host, "/memfd:", 7) == 0 ||
+	    (n > 10 && strcmp(host + n - 10, " (deleted)") == 0))
+		return false;
+	const struct vfs_mount *m = vfs_mount_of_host(v, host, &bl);
+	return m && m->cached;
+}
+
+/* Keep it.  Pre: fact_keepable, and `host` is what the kernel says of
+ * `id` now. */
+static void fact_put(struct vfs *v, const struct fd_id *id, const char *host)
+{
+	if (moving)
+		return;
+	struct fact *f = fact_slot(id);
+	*f = (struct fact){ v, dirs_gen, id->dev, id->ino, id->mnt, "" };
+	snprintf(f->host, sizeof f->host, "%s", host);
+}
+
+/* The virtual path of the file whose host path (a readlink of its magic
+ * link, `n` bytes; n <= 0 when there was none) is `host` and whose stat
+ * is `st`.  A removed file is -ENOENT, with where it was in `out` (""
+ * when that is nowhere in the view). */
+static int vpath_of_host_link(struct vfs *v, char *host, ssize_t n, const struct stat *st,
+			      char *out, size_t len)
+{
 	out[0] = '\0';
 	/* memfds (synthetic files, a symlink's stand-in) are "/memfd:NAME
 	 * (deleted)": never removed files, known by the registry */
@@ -73,36 +211,103 @@ static int vpath_of_link(struct vfs *v, const char *link, const struct stat *st,
 	return 0;
 }
 
-int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
+/* The host path of the file behind magic link `link` whose statx gave
+ * `st` and `id`: from a fact, or read (and kept as a fact when `own`, an
+ * fd of moat's own that nobody else can change, or when a statx of the
+ * path read finds that very directory).  Its length, <= 0 for none. */
+static ssize_t host_of_link(struct vfs *v, const char *link, const struct stat *st,
+			    const struct fd_id *id, bool own, char *host, size_t len)
 {
-	char self[64];
+	const char *known = fact_get(v, st, id);
+	if (known) {
+		size_t n = strlen(known);
+		memcpy(host, known, n + 1);
+		return (ssize_t)n;
+	}
+	ssize_t n = readlink(link, host, len - 1);
+	if (n <= 0 || !S_ISDIR(st->st_mode) || !id->mnt_known)
+		return n;
+	host[n] = '\0';
+	if (moving || !fact_keepable(v, st, id, host))
+		return n;
+	/* The caller's fd may have been swapped for another between the
+	 * statx and the readlink (a dup2 from a sibling thread): only a path
+	 * that leads to the same directory is its path.  moat's own fd
+	 * nobody swaps. */
+	struct stat now;
+	struct fd_id nid;
+	if (!own &&
+	    (statx_id(AT_FDCWD, host, AT_SYMLINK_NOFOLLOW, &now, &nid) < 0 || !nid.mnt_known ||
+	     nid.dev != id->dev || nid.ino != id->ino || nid.mnt != id->mnt))
+		return n;
+	fact_put(v, id, host);
+	return n;
+}
+
+/* fs_vpath_of_fd; *kept says whether a fact now stands for the answer
+ * (it holds until a directory may have moved: dirs_gen). */
+static int own_fd_vpath(struct vfs *v, int fd, char *out, size_t len, bool *kept)
+{
+	char self[64], host[PATH_MAX];
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	struct fd_id id;
+	*kept = false;
+	if (statx_id(fd, "", AT_EMPTY_PATH, &st, &id) < 0)
 		return -EBADF;
 	fs_fdpath(fd, self, sizeof self);
-	return vpath_of_link(v, self, &st, out, len);
+	ssize_t n = host_of_link(v, self, &st, &id, true, host, sizeof host);
+	int r = vpath_of_host_link(v, host, n, &st, out, len);
+	*kept = r == 0 && fact_get(v, &st, &id) != NULL;
+	return r;
+}
+
+int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
+{
+	bool kept;
+	return own_fd_vpath(v, fd, out, len, &kept);
+}
+
+/* One look at fd `fd` of thread `tid` through its magic link (`link`
+ * gets its path): the statx that names the file. */
+static int task_fd_look(pid_t tid, int fd, char *link, size_t linklen, struct stat *st,
+			struct fd_id *id)
+{
+	if (fd < 0)
+		return -EBADF;
+	snprintf(link, linklen, "/proc/%d/fd/%d", tid, fd);
+	/* One lookup through the kernel's magic link instead of pidfd_getfd,
+	 * fstat and close: the same file the caller's fd names now. */
+	int r = statx_id(AT_FDCWD, link, 0, st, id);
+	return r == -ENOENT ? -EBADF : r;
 }
 
 int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 {
-	if (fd < 0)
-		return -EBADF;
-	char link[64];
-	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, fd);
-	/* One lookup through the kernel's magic link instead of pidfd_getfd,
-	 * fstat and close: the same file the caller's fd names now. */
-	return stat(link, st) < 0 ? (errno == ENOENT ? -EBADF : -errno) : 0;
+	char link[64], host[PATH_MAX];
+	struct fd_id id;
+	int r = task_fd_look(c->tid, fd, link, sizeof link, st, &id);
+	struct vfs *v = c->vfs;
+	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
+		return r;
+	/* Maybe an overlay's copy: it shows the identity of the lower entry
+	 * it was copied from (vfs_origin_of_host), found by its host path. */
+	ssize_t n = host_of_link(v, link, st, &id, false, host, sizeof host);
+	if (n > 0) {
+		host[n] = '\0';
+		vfs_origin_of_host(v, host, st);
+	}
+	return 0;
 }
 
 int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, struct stat *st)
 {
-	if (fd < 0)
-		return -EBADF;
-	char link[64];
-	snprintf(link, sizeof link, "/proc/%d/fd/%d", tid, fd);
-	if (stat(link, st) < 0)
-		return errno == ENOENT ? -EBADF : -errno;
-	return vpath_of_link(v, link, st, out, len);
+	char link[64], host[PATH_MAX];
+	struct fd_id id;
+	int r = task_fd_look(tid, fd, link, sizeof link, st, &id);
+	if (r < 0)
+		return r;
+	ssize_t n = host_of_link(v, link, st, &id, false, host, sizeof host);
+	return vpath_of_host_link(v, host, n, st, out, len);
 }
 
 int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
@@ -115,14 +320,114 @@ int fs_dirfd_base(struct call *c, int dirfd, char *base, size_t len)
 	return r;
 }
 
+/* Is the host path of mount m's layer (its upper one, or its only or
+ * lower one) what the kernel calls the layer's fd (no symbolic link on
+ * the way)?  Then a walk's canonical path below it is the kernel's own
+ * name for what the walk found.  Asked once a layer. */
+static bool layer_canonical(struct vfs *v, const struct vfs_mount *m, bool upper)
+{
+	static const struct vfs *known_for;
+	static signed char known[VFS_MAX_MOUNTS][2]; /* 1 yes, -1 no, 0 not asked */
+	if (known_for != v) {
+		memset(known, 0, sizeof known);
+		known_for = v;
+	}
+	ptrdiff_t i = m - v->mnt;
+	if (i < 0 || i >= VFS_MAX_MOUNTS)
+		return false;
+	if (!known[i][upper]) {
+		int fd = upper ? m->upper_fd : m->root_fd;
+		const char *path = upper ? m->upper : m->host;
+		char self[64], got[PATH_MAX];
+		fs_fdpath(fd, self, sizeof self);
+		ssize_t n = fd >= 0 ? readlink(self, got, sizeof got - 1) : -1;
+		known[i][upper] = n > 0 && (size_t)n == strlen(path) &&
+						  memcmp(got, path, (size_t)n) == 0
+					  ? 1
+					  : -1;
+	}
+	return known[i][upper] > 0;
+}
+
+/* The directory the call's walk (slot 0) found, for fs_note_grant. */
+static struct {
+	bool dir; /* a host directory, reached from a dirfd: worth a fact */
+	uint64_t id;
+	pid_t tid;
+	dev_t dev;
+	ino_t ino;
+	char host[PATH_MAX];
+} walked;
+
+/* Calls that may move or remove a directory: before one acts on a
+ * directory it walked, every fact may become stale.  (unlinkat without
+ * AT_REMOVEDIR removes no directory: EISDIR.) */
+static bool moves_dirs(const struct call *c)
+{
+	switch (c->nr) {
+	case SYS_rename:
+	case SYS_renameat:
+	case SYS_renameat2:
+	case SYS_rmdir: return true;
+	case SYS_unlinkat: return (c->arg[2] & AT_REMOVEDIR) != 0;
+	default: return false;
+	}
+}
+
+/* After a walk of fs_walk_str: a directory a moving call walked makes
+ * every fact stale, before the call acts on it; the directory a call
+ * walked from a dirfd may get a fact when it is granted. */
+static void note_walk(struct call *c, int slot, bool from_dirfd, int r, const struct vfs_path *p)
+{
+	bool dir = r == 0 && p->exists && S_ISDIR(p->st.st_mode);
+	if (dir && moving)
+		dirs_gen++;
+	if (slot != 0)
+		return;
+	walked.dir = false;
+	if (!dir || !from_dirfd || p->kind != VN_HOST || !p->mnt || !p->mnt->cached)
+		return;
+	bool upper = p->mnt->kind == MNT_OVERLAY && p->upper;
+	const char *layer = upper ? p->mnt->upper : p->mnt->host;
+	bool top = strcmp(p->rel, ".") == 0;
+	if (snprintf(walked.host, sizeof walked.host, "%s%s%s", layer, top ? "" : "/",
+		     top ? "" : p->rel) >= (int)sizeof walked.host ||
+	    !layer_canonical(c->vfs, p->mnt, upper))
+		return;
+	walked.dir = true;
+	walked.id = c->id;
+	walked.tid = c->tid;
+	walked.dev = p->st.st_dev;
+	walked.ino = p->st.st_ino;
+}
+
+void fs_note_grant(struct call *c, int fd)
+{
+	if (!walked.dir || walked.id != c->id || walked.tid != c->tid)
+		return;
+	walked.dir = false;
+	struct stat st;
+	struct fd_id id;
+	/* The granted file must be the directory walked (not a filtered
+	 * listing's copy, say): then its host path is the walk's. */
+	if (statx_id(fd, "", AT_EMPTY_PATH, &st, &id) == 0 && id.dev == walked.dev &&
+	    id.ino == walked.ino && fact_keepable(c->vfs, &st, &id, walked.host))
+		fact_put(c->vfs, &id, walked.host);
+}
+
 int fs_cwd(struct call *c, const char **cwd)
 {
 	struct fsctx *fs = c->task->proc->fs;
 	*cwd = fs->cwd;
 	if (fs->fd < 0)
 		return fs->gone ? -ENOENT : 0;
+	/* The fd is moat's own: only a move or removal of a directory changes
+	 * where it is, and none happened since it was last asked. */
+	if (fs->gen == dirs_gen)
+		return 0;
 	char now[PATH_MAX];
-	int r = fs_vpath_of_fd(c->vfs, fs->fd, now, sizeof now);
+	bool kept;
+	int r = own_fd_vpath(c->vfs, fs->fd, now, sizeof now, &kept);
 	if (r == -ENOENT) {
 		fs->gone = true; /* where it was still serves "..", as the dentry would */
 		if (now[0])
@@ -131,6 +436,7 @@ int fs_cwd(struct call *c, const char **cwd)
 	}
 	if (r == 0)
 		snprintf(fs->cwd, sizeof fs->cwd, "%s", now);
+	fs->gen = r == 0 && kept ? dirs_gen : 0;
 	return 0;
 }
 
@@ -141,6 +447,7 @@ int fs_set_cwd(struct call *c, const char *vpath, int fd)
 		close(fs->fd);
 	fs->fd = fd;
 	fs->gone = false;
+	fs->gen = 0;
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", vpath);
 	return 0;
 }
@@ -217,6 +524,9 @@ int fs_walk(struct call *c, int dirfd_argi, int argi, int slot, int flags, struc
 int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int flags,
 		struct vfs_path *p)
 {
+	/* Every call that moves or removes a directory walks it first: from
+	 * here to the next call's walk, nothing it sees is kept. */
+	moving = moves_dirs(c);
 	p->parent = -1;
 	p->parent_pin = 0;
 	p->kind = VN_HOST;
@@ -264,6 +574,7 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 	flags &= ~VW_EMPTY_PATH;
 	r = gone ? walk_dead(c, dead_fd, b, path, flags, p)
 		 : vfs_walk(c->vfs, c->task, b, path, flags, p);
+	note_walk(c, slot, dirfd_given, r, p);
 	if (slot >= 0)
 		snprintf(c->resolved[slot], sizeof c->resolved[slot], "%s", p->vpath);
 	return r;

@@ -59,8 +59,13 @@ struct vfs_mount *fs_mount_of_fd(struct vfs *v, int fd);
  * -ENOENT (removed: `out` as fs_vpath_of_fd says), -EACCES (means
  * nothing). */
 int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, struct stat *st);
-/* stat of the file the caller's fd `fd` names (-EBADF when none). */
+/* stat of the file the caller's fd `fd` names (-EBADF when none), an
+ * overlay copy with the identity of the lower entry it was copied from. */
 int fs_task_fd_stat(struct call *c, int fd, struct stat *st);
+/* Supervisor fd `fd` was just granted by the call: when it is the host
+ * directory the call walked (from a dirfd), remember where it is, so that
+ * resolving it as a dirfd later needs no readlink (see fs.c). */
+void fs_note_grant(struct call *c, int fd);
 /* May the file behind supervisor fd `fd` have its contents or metadata
  * changed by the sandbox?  Yes for pipes, sockets, anonymous files and
  * memfds, and for files of a writable mount; no for files of a read-only

@@ -31,7 +31,8 @@ static int node_stat(struct call *c, struct vfs_path *p, struct stat *st)
 	return 0;
 }
 
-/* stat of the caller's fd `fd`, with an overlay copy's lower identity. */
+/* stat of the caller's fd `fd`, with an overlay copy's lower identity
+ * (fs_task_fd_stat) and a symlink's stand-in standing for the link. */
 static int task_fd_stat(struct call *c, int fd, struct stat *st)
 {
 	int r = fs_task_fd_stat(c, fd, st);
@@ -52,16 +53,7 @@ static int task_fd_stat(struct call *c, int fd, struct stat *st)
 		vfs_path_release(&p);
 		return r;
 	}
-	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
-		return r;
-	char link[64], host[PATH_MAX];
-	snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, fd);
-	ssize_t n = readlink(link, host, sizeof host - 1);
-	if (n > 0) {
-		host[n] = '\0';
-		vfs_origin_of_host(v, host, st);
-	}
-	return 0;
+	return r;
 }
 
 static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi, int buf_argi,

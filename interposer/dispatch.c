@@ -23,6 +23,7 @@
 #include "core/job.h"
 #include "core/task.h"
 #include "fs-emulation/exec.h"
+#include "fs-emulation/fs.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
 #include "syscall-table/table.h"
@@ -198,6 +199,8 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 	switch (v.kind) {
 	case V_FD:
 		result = grant_fd(&c, v.fd, v.fd_flags);
+		if (result >= 0)
+			fs_note_grant(&c, v.fd); /* after the answer: off the caller's path */
 		close(v.fd);
 		if (result >= 0)
 			proc_note_granted(c.task->proc, (int)result);
