@@ -21,8 +21,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include <errno.h>
+#include <stdbool.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -265,6 +268,48 @@ static inline long esc_read_num(const char *dir, const char *name)
 	if (esc_read_small(dir, name, buf, sizeof buf) < 0)
 		return -1;
 	return strncmp(buf, "noroom", 6) == 0 ? -2 : atol(buf);
+}
+
+/* ---- pid reuse (attempts on tids moat keeps) ---- */
+
+/* One child that exits at once: the pid counter moves by one.  Its pid. */
+static inline pid_t esc_child_once(void)
+{
+	pid_t p = vfork();
+	if (p == 0)
+		_exit(0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return p;
+}
+
+static inline double esc_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Children until the counter has wrapped and the last one is in
+ * [x - 8, x): the next pids made are x and up.  The last child's pid, or
+ * -1 (no wrap within 400,000 children or 60 s). */
+static inline pid_t esc_pid_wrap_below(pid_t x)
+{
+	pid_t prev = esc_child_once(), p = prev;
+	bool wrapped = false;
+	double t0 = esc_now();
+	for (long n = 0; n < 400000 && esc_now() - t0 < 60; n++, prev = p) {
+		p = esc_child_once();
+		if (p < 0)
+			return -1;
+		if (p < prev)
+			wrapped = true;
+		if (wrapped && p >= x - 8 && p < x)
+			return p;
+		if (wrapped && p >= x)
+			wrapped = false; /* ran past it (others took pids): once more */
+	}
+	return -1;
 }
 
 #endif

@@ -61,45 +61,6 @@ static void *asker(void *arg)
 	return NULL; /* the thread ends: its tid is free once moat reaps it */
 }
 
-static pid_t child_once(void)
-{
-	pid_t p = vfork();
-	if (p == 0)
-		_exit(0);
-	if (p > 0)
-		waitpid(p, NULL, 0);
-	return p;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Children until the counter has wrapped and the last one is in
- * [lo - 8, lo): the next pids made are the freed tids.  The last child's
- * pid, or -1 (no wrap within the bound). */
-static pid_t wrap_to(pid_t lo)
-{
-	pid_t prev = child_once(), p = prev;
-	bool wrapped = false;
-	double t0 = now();
-	for (long n = 0; n < 400000 && now() - t0 < 60; n++, prev = p) {
-		p = child_once();
-		if (p < 0)
-			return -1;
-		if (p < prev)
-			wrapped = true;
-		if (wrapped && p >= lo - 8 && p < lo)
-			return p;
-		if (wrapped && p >= lo)
-			wrapped = false; /* ran past them (others took pids): once more */
-	}
-	return -1;
-}
-
 /* One A question for "stale.example", its answer awaited 300 ms. */
 static int ask(int s, int k)
 {
@@ -129,7 +90,7 @@ int main(int argc, char **argv)
 	setvbuf(stderr, NULL, _IONBF, 0);
 	/* Past the namespace's first 300 pids, which a wrap never gives again. */
 	for (int k = 0; k < 400; k++)
-		child_once();
+		esc_child_once();
 	pid_t lo = 0, hi = 0;
 	for (int k = 0; k < nt; k++) {
 		pthread_t t;
@@ -145,11 +106,11 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "# %d threads gone, their tids %d..%d free\n", nt, lo, hi);
 	usleep(100 * 1000); /* moat reaps them */
-	double t0 = now();
-	pid_t last = wrap_to(lo);
+	double t0 = esc_now();
+	pid_t last = esc_pid_wrap_below(lo);
 	if (last < 0)
 		esc_usage("the pid counter did not come back below the freed tids");
-	fprintf(stderr, "# pid counter wrapped to %d in %.1f s\n", last, now() - t0);
+	fprintf(stderr, "# pid counter wrapped to %d in %.1f s\n", last, esc_now() - t0);
 	if (native)
 		esc_unsupported("natively there is no moat stub to ask (%d tids freed, counter "
 				"wrapped back to %d)",

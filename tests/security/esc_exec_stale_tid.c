@@ -116,52 +116,14 @@ static pid_t stale_tid(void)
 	return WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV ? tid : -1;
 }
 
-static pid_t child_once(void)
-{
-	pid_t p = vfork();
-	if (p == 0)
-		_exit(0);
-	if (p > 0)
-		waitpid(p, NULL, 0);
-	return p;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Children until the counter has wrapped and stands in [x - 8, x): the
- * next pid made is x.  The last pid, or -1. */
-static pid_t wrap_below(pid_t x)
-{
-	pid_t prev = child_once(), p = prev;
-	bool wrapped = false;
-	double t0 = now();
-	for (long n = 0; n < 400000 && now() - t0 < 60; n++, prev = p) {
-		p = child_once();
-		if (p < 0)
-			return -1;
-		if (p < prev)
-			wrapped = true;
-		if (wrapped && p >= x - 8 && p < x)
-			return p;
-		if (wrapped && p >= x)
-			wrapped = false; /* past it (others took pids): once more */
-	}
-	return -1;
-}
-
 /* Children until one of them is x, or the counter has gone past x once
  * after a wrap (x is held).  Whether a child of ours had x. */
 static bool take(pid_t x)
 {
-	pid_t prev = child_once(), p = prev;
+	pid_t prev = esc_child_once(), p = prev;
 	bool wrapped = false;
 	for (long n = 0; n < 400000; n++, prev = p) {
-		p = child_once();
+		p = esc_child_once();
 		if (p < 0)
 			return false;
 		if (p == x)
@@ -191,7 +153,7 @@ int main(int argc, char **argv)
 		esc_usage("cannot write /tmp/esc_stale_elf");
 	/* Past the namespace's first 300 pids, which a wrap never gives again. */
 	for (int k = 0; !hang && k < 400; k++)
-		child_once();
+		esc_child_once();
 	pid_t tid = stale_tid();
 	unlink(bad);
 	if (tid < 0)
@@ -205,11 +167,11 @@ int main(int argc, char **argv)
 			 tid);
 		return esc_finish();
 	}
-	double t0 = now();
-	pid_t last = wrap_below(tid);
+	double t0 = esc_now();
+	pid_t last = esc_pid_wrap_below(tid);
 	if (last < 0)
 		esc_usage("the pid counter did not come back below the stale tid");
-	fprintf(stderr, "# pid counter wrapped to %d in %.1f s\n", last, now() - t0);
+	fprintf(stderr, "# pid counter wrapped to %d in %.1f s\n", last, esc_now() - t0);
 	fprintf(stderr, "# ready\n");
 	sleep(2); /* the host's part starts its processes */
 	if (syscall(SYS_tkill, tid, SIGKILL) == 0)
