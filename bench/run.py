@@ -459,7 +459,23 @@ def scaling(b, tmp, moat_err):
         argv = wrap(tool, ["/usr/bin/make", "-s", "-B", "-j2", "-C", proj],
                     ["/usr/bin/make", "-s", "-B", "-j2", "-C", "/proj"], [(proj, "/proj", True)])
         sc["make"][tool] = measure_cell(argv, runs, 1, CELL_BUDGET_S, tmp)
+    if not moat_err:
+        sc["rss"] = supervisor_rss(tmp)
     return sc
+
+
+def supervisor_rss(tmp):
+    """Issue 13: moat's own peak resident size (the report's moat-max-rss)
+    after a find over /usr."""
+    log("bench: the supervisor's memory after find /usr")
+    rep = os.path.join(tmp, "rss-report.json")
+    r = run([MOAT, "run", "--report", rep, "--", "/usr/bin/find", "/usr", "-name", "*.so*"])
+    try:
+        with open(rep) as f:
+            kb = json.load(f).get("moat-max-rss")
+    except (OSError, ValueError):
+        kb = None
+    return {"kb": kb} if kb else {"error": f"no report (exit {r.returncode if r else 'timeout'})"}
 
 
 def fmt_time(s):
@@ -798,6 +814,13 @@ def print_scaling(res, checks):
           f"{runs(mk, 'native', 'moat')} |")
     checks.append({"check": "make -j2 of a 20-file C project (issue 13)", "value": val,
                    "target": "<= 2.0", "ok": ok})
+    kb = (sc.get("rss") or {}).get("kb")
+    ok = None if kb is None else kb <= 16 * 1024
+    what = f"{kb / 1024:.1f} MB" if kb else f"fail: {(sc.get('rss') or {}).get('error', '?')}"
+    print(f"| moat's own peak RSS after `find /usr` (report: moat-max-rss) | | {what} | | "
+          f"≤ 16 MB | {verdict(ok)} | 1 |")
+    checks.append({"check": "supervisor RSS after find /usr (issue 13)", "value": kb,
+                   "target": "<= 16384 kB", "ok": ok})
 
 
 def print_report(res):

@@ -101,7 +101,8 @@ void report_print(FILE *f, const struct sandbox *sb, int exit_status, int moat_e
 	fprintf(f, ",\"time\":%.3f,\"time-user\":%.3f,\"time-sys\":%.3f,\"time-wall\":%.3f",
 		r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys,
 		r->t1_ns > r->t0_ns ? (double)(r->t1_ns - r->t0_ns) / 1e9 : 0.0);
-	fprintf(f, ",\"time-moat\":%.3f", r->moat_cpu);
+	fprintf(f, ",\"time-moat\":%.3f,\"moat-max-rss\":%llu", r->moat_cpu,
+		(unsigned long long)r->moat_rss_kb);
 	fprintf(f, ",\"max-rss\":%llu,\"processes\":%u,\"max-processes\":%u",
 		(unsigned long long)r->max_rss_kb, r->procs_started + 1,
 		r->procs_max ? r->procs_max : 1);

@@ -359,6 +359,22 @@ void limits_tick(struct sandbox *sb)
 	}
 }
 
+/* moat's own peak resident size: VmHWM of its memory, not getrusage's
+ * ru_maxrss, which keeps the peak of whatever process exec'd moat. */
+static uint64_t own_peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 {
 	struct run_result *r = &sb->res;
@@ -370,9 +386,11 @@ void limits_finish(struct sandbox *sb, int exit_status, bool moat_failed)
 		if ((uint64_t)ru.ru_maxrss > r->max_rss_kb)
 			r->max_rss_kb = (uint64_t)ru.ru_maxrss;
 	}
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		r->moat_cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 			      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	}
+	r->moat_rss_kb = own_peak_rss_kb();
 	struct cgroups *cg = &sb->cg;
 	double user, sys;
 	if (cgroup_cpu(cg, &user, &sys) >= 0) {

@@ -41,7 +41,8 @@ struct run_result {
 	struct timespec t0_real; /* the same start, CLOCK_REALTIME (file ctimes) */
 	double cpu_s;            /* sampled while running, for the TO verdict */
 	double cpu_user, cpu_sys;
-	double moat_cpu; /* the supervisor's own CPU seconds (its threads too) */
+	double moat_cpu;      /* the supervisor's own CPU seconds (its threads too) */
+	uint64_t moat_rss_kb; /* the supervisor's own peak resident size */
 	uint64_t rss_kb, max_rss_kb;
 	uint64_t mem_peak; /* the memory cgroup's peak charge, bytes (0: none) */
 	unsigned procs_started, procs_max;

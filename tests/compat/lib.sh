@@ -160,7 +160,7 @@ limits_pass() { # cgroup-mode
         [ -z "$out" ] || msg="$msg; $name: $out"
         cg_left "$name" "$(cat "$W/$name.pid")"
     }
-    lim to "status=TO limit=time time>=1.0 time<=1.1 killed=true" \
+    lim to "status=TO limit=time time>=1.0 time<=1.1 killed=true moat-max-rss>=500 moat-max-rss<=65536" \
         --time-limit 1 -- python3 -c 'while True: pass'
     lim tw "status=TW limit=wall-time time-wall>=1.0 time-wall<=1.5" \
         --wall-time-limit 1 -- python3 -c 'import time; time.sleep(100)'
