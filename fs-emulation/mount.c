@@ -461,11 +461,14 @@ void vfs_teardown(struct vfs *v)
 		close(v->ov_base);
 	v->ov_base = -1;
 	v->nmnt = 0;
+	/* fd by fd, an empty directory in one rmdir; nftw for what is left
+	 * (a tree deeper than SCRATCH_DEPTH) */
 	if (v->skel[0] && strcmp(v->skel, v->scratch) != 0) {
-		nftw(v->skel, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+		if (!scratch_remove(v->skel))
+			nftw(v->skel, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 		scratch_forget(v->skel);
 	}
-	if (v->scratch[0])
+	if (v->scratch[0] && !scratch_remove(v->scratch))
 		nftw(v->scratch, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	v->skel[0] = v->scratch[0] = '\0';
 }

@@ -66,13 +66,16 @@ static bool remove_entry(int fd, const char *name, unsigned char type, dev_t dev
 {
 	if (type != DT_DIR && type != DT_UNKNOWN)
 		return unlinkat(fd, name, 0) == 0; /* a link goes, never what it names */
+	/* an empty directory goes at once (a mount point answers EBUSY) */
+	if (unlinkat(fd, name, AT_REMOVEDIR) == 0)
+		return true;
+	if (errno == ENOTDIR)
+		return unlinkat(fd, name, 0) == 0;
 	struct stat st;
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(fd, name, 0) == 0;
-	if (unlinkat(fd, name, AT_REMOVEDIR) == 0)
-		return true;
 	if (st.st_dev != dev && depth == 0) {
 		/* A quota's tmpfs (fs-emulation/mount.c), mounted in moat's
 		 * private namespace over an empty directory of the scratch. */
@@ -111,7 +114,7 @@ static bool empty_dir(int fd, dev_t dev, int depth, const char *top)
 {
 	_Alignas(8) char buf[1024];
 	for (int pass = 0; pass < 2; pass++) {
-		bool removed = false, failed = false;
+		bool removed = false, failed = false, denied = false;
 		if (lseek(fd, 0, SEEK_SET) < 0)
 			return false;
 		long n;
@@ -124,10 +127,14 @@ static bool empty_dir(int fd, dev_t dev, int depth, const char *top)
 				if (remove_entry(fd, e->name, e->type, dev, depth, top))
 					removed = true;
 				else
-					failed = true;
+					failed = true, denied |= errno == EACCES;
 			}
 		if (n < 0 || !failed)
 			return n == 0;
+		/* moat without root, a directory its sandbox made 0500:
+		 * its own directory, opened up for the second pass */
+		if (denied && fchmod(fd, 0700) == 0)
+			removed = true;
 		if (!removed)
 			return false;
 	}
@@ -157,6 +164,13 @@ static void abandon_one(const char *top)
 		close(fd);
 	}
 	rmdir(top);
+}
+
+bool scratch_remove(const char *dir)
+{
+	abandon_one(dir);
+	struct stat st;
+	return lstat(dir, &st) < 0 && errno == ENOENT;
 }
 
 void scratch_abandon(void)

@@ -8,6 +8,8 @@
 #ifndef MOAT_SCRATCH_H
 #define MOAT_SCRATCH_H
 
+#include <stdbool.h>
+
 #define SCRATCH_MAX 4    /* directories held at once */
 #define SCRATCH_DEPTH 64 /* how deep scratch_abandon walks */
 
@@ -28,5 +30,9 @@ void scratch_forget(const char *dir);
  * namespace).  Takes back this thread's capabilities (creds_caps_back);
  * its fsuid and fsgid must be moat's own already. */
 void scratch_abandon(void);
+/* Remove directory `dir` and all it holds, as scratch_abandon removes
+ * one, from the main thread: true when it is gone (false: something deeper
+ * than SCRATCH_DEPTH or on another file system is left). */
+bool scratch_remove(const char *dir);
 
 #endif

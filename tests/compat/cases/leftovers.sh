@@ -30,6 +30,11 @@ left quota-twice '"$MOAT" run --tmpfs /data:8M --tmpfs /data:8M -- true'
 # moat not root (no DAC override): a directory its sandbox made unreadable
 left unreadable 'setpriv --reuid=65534 --regid=65534 --clear-groups -- "$MOAT" run -- \
     sh -c "mkdir -p /tmp/l/m /workspace/n; chmod 0 /tmp/l/m /tmp/l /workspace/n"'
+# ... and one it made read-only around a file (its entries cannot go
+# until it is opened up), and a tree deeper than the fd-by-fd removal goes
+left readonly 'setpriv --reuid=65534 --regid=65534 --clear-groups -- "$MOAT" run -- \
+    sh -c "mkdir -p /tmp/r/s && echo x >/tmp/r/s/f && chmod 0500 /tmp/r/s /tmp/r"'
+left deep '"$MOAT" run -- sh -c "cd /tmp && for i in \$(seq 100); do mkdir d && cd d || exit; done; echo x >f"'
 left wall '"$MOAT" run --wall-time-limit 1 -- sleep 10'
 left sigterm '"$MOAT" run -- sleep 10 & p=$!; sleep 0.5; kill -TERM $p; sleep 0.5; kill -TERM $p; wait $p'
 left disk-limit '"$MOAT" run --disk-limit 16M --tmpfs /data:8M -- sh -c "echo x >/data/f"'
