@@ -3,12 +3,24 @@
 # ASan+UBSan.
 CC      ?= cc
 PKGS    := libseccomp libelf libxxhash libunwind-ptrace libunwind-generic
+STATIC_PKGS := libseccomp libelf libxxhash
 CHECK_PKGS := check
 CSTD    := -std=c17 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter -Wno-format-truncation -Werror
 OPT     ?= -O2 -g
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+# moat itself links the archives of libseccomp, libelf (and zlib) and
+# libxxhash (the -dev packages ship them, built as PIC): ld.so then maps
+# five libraries at each start instead of nine (docs/performance.md).
+# libunwind's archives are not PIC, and moat stays a PIE: it links the .so.
+# MOAT_DYNAMIC=1 links every library as the tests do.
+ifeq ($(MOAT_DYNAMIC),1)
+MOAT_LDLIBS := $(LDLIBS)
+else
+MOAT_LDLIBS := -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC_PKGS) 2>/dev/null) \
+	-Wl,-Bdynamic $(shell pkg-config --libs libunwind-ptrace libunwind-generic 2>/dev/null) -pthread
+endif
 BUILD   ?= build
 MOAT_OUT ?= moat
 
@@ -29,7 +41,7 @@ DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 all: $(MOAT_OUT) probes
 
 $(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/gen/filter_blob.o $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(MOAT_LDLIBS)
 
 # The BPF program is a pure function of the table: built once, here.
 $(BUILD)/gen/filter_gen: $(BUILD)/syscall-table/gen/filter_gen.o $(LIB_OBJ)

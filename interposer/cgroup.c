@@ -40,14 +40,19 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ctrl, char *out,
-		  size_t n)
+/* cgroup_dir_in on the streams `f` (the cgroup file) and `mi`
+ * (mountinfo), which it closes. */
+static int dir_in(FILE *f, FILE *mi, const char *ctrl, char *out, size_t n)
 {
 	char cgpath[4096] = "", *line = NULL;
 	size_t cap = 0;
-	FILE *f = fopen(cgroup_file, "re");
-	if (!f)
+	if (!f || !mi) {
+		if (f)
+			fclose(f);
+		if (mi)
+			fclose(mi);
 		return -1;
+	}
 	/* getline: a long line (overlay options) is never split in two */
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
@@ -65,14 +70,11 @@ int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ct
 	/* Outside our cgroup namespace the kernel writes "/../..": not a
 	 * directory we could name. */
 	if (cgpath[0] != '/' || strstr(cgpath, "/..") || strstr(cgpath, "//")) {
+		fclose(mi);
 		free(line);
 		return -1;
 	}
-	f = fopen(mountinfo, "re");
-	if (!f) {
-		free(line);
-		return -1;
-	}
+	f = mi;
 	int found = -1;
 	while (found < 0 && getline(&line, &cap, f) > 0) {
 		char root[4096], mnt[4096], fstype[64], opts[4096];
@@ -104,9 +106,75 @@ int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ct
 	return found;
 }
 
+int cgroup_dir_in(const char *cgroup_file, const char *mountinfo, const char *ctrl, char *out,
+		  size_t n)
+{
+	return dir_in(fopen(cgroup_file, "re"), fopen(mountinfo, "re"), ctrl, out, n);
+}
+
+/* The whole of `path` (a /proc file: its size is not known), in a
+ * buffer that is kept; NULL when it cannot be read. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+	do {
+		if (n == cap) {
+			char *more = realloc(buf, cap = cap ? cap * 2 : 8192);
+			if (!more) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = more;
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* moat's own cgroup directory of controller `ctrl` (NULL: v2), from one
+ * read of /proc/self/cgroup and of mountinfo: the set-up asks for a few
+ * controllers, some of them twice, and moat never moves itself.  Main
+ * thread only. */
 static int own_dir(const char *ctrl, char *out, size_t n)
 {
-	return cgroup_dir_in("/proc/self/cgroup", "/proc/self/mountinfo", ctrl, out, n);
+	static struct {
+		const char *ctrl;
+		int r;
+		char dir[4096];
+	} known[8];
+	static int nknown;
+	for (int i = 0; i < nknown; i++)
+		if (ctrl ? known[i].ctrl && !strcmp(known[i].ctrl, ctrl) : !known[i].ctrl) {
+			if (known[i].r == 0 && (size_t)snprintf(out, n, "%s", known[i].dir) >= n)
+				return -1;
+			return known[i].r;
+		}
+	static char *cg_text, *mi_text;
+	static size_t cg_len, mi_len;
+	if (!cg_text)
+		cg_text = slurp("/proc/self/cgroup", &cg_len);
+	if (!mi_text)
+		mi_text = slurp("/proc/self/mountinfo", &mi_len);
+	int r = -1;
+	if (cg_text && mi_text && cg_len && mi_len)
+		r = dir_in(fmemopen(cg_text, cg_len, "r"), fmemopen(mi_text, mi_len, "r"), ctrl,
+			   out, n);
+	if (nknown < (int)(sizeof known / sizeof known[0]) && (r < 0 || strlen(out) < 4096)) {
+		known[nknown].ctrl = ctrl; /* string literals */
+		known[nknown].r = r;
+		if (r == 0)
+			snprintf(known[nknown].dir, sizeof known[nknown].dir, "%s", out);
+		nknown++;
+	}
+	return r;
 }
 
 /* A directory of cgroupfs, opened: -1 for anything else. */
