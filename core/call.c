@@ -67,6 +67,11 @@ int call_read_path(struct call *c, int argi, int slot)
 {
 	if (slot >= c->npath)
 		c->npath = slot + 1;
+	if (c->pre_arg == argi + 1) {
+		c->pre_arg = 0;
+		memcpy(c->path[slot], c->pre, strnlen(c->pre, PATH_MAX - 1) + 1);
+		return c->pre_rc;
+	}
 	return mem_read_str(c->tid, c->arg[argi], c->path[slot], PATH_MAX);
 }
 

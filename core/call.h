@@ -97,6 +97,13 @@ struct call {
 		char qtype[12];
 		bool allowed; /* an allow rule matched */
 	} dest;
+	/* A path argument read before the supervisor lock was taken
+	 * (dispatch_prepare): 1 + its argument number, 0 for none.  The
+	 * first call_read_path of that argument takes it instead of reading
+	 * the caller's memory again. */
+	int pre_arg;
+	int pre_rc;
+	char pre[PATH_MAX];
 	struct pending *pending; /* V_PENDING: the job's slot, or NULL */
 	int nstack;              /* the caller's stack, for the record */
 	char stack[16][160];     /* (STACK_MAX, STACK_FRAME_LEN: audit/stack.h) */

@@ -162,91 +162,131 @@ static void call_fill(struct call *c, struct sandbox *sb, pid_t tid, long nr, co
 	c->task = task_find(tid);
 }
 
+void dispatch_prepare(struct call *c, const struct seccomp_notif *n)
+{
+	c->pre_arg = 0;
+	const struct sc_entry *ent = sc_lookup(n->data.nr);
+	if (!ent || ent->disp == SC_DENY || !ent->handler)
+		return;
+	for (int i = 0; i < 6; i++)
+		if (ent->arg[i] == A_PATH) {
+			c->pre_rc = mem_read_str((pid_t)n->pid, n->data.args[i], c->pre, PATH_MAX);
+			c->pre_arg = i + 1;
+			return;
+		}
+}
+
+/* The answer a verdict gives by value, to send once the lock is down. */
+static void answer_later(struct seccomp_notif_resp *later, const struct call *c, int64_t val,
+			 int error, uint32_t flags)
+{
+	*later = (struct seccomp_notif_resp){ .id = c->id,
+					      .val = val,
+					      .error = error,
+					      .flags = flags };
+}
+
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n)
 {
-	static struct call c; /* one at a time; no allocation per call */
-	call_fill(&c, sb, (pid_t)n->pid, n->data.nr, n->data.args, n->data.instruction_pointer);
-	c.id = n->id;
-	c.notify_fd = notify_fd;
+	static struct call c; /* the loop's own, when it serves calls itself */
+	struct seccomp_notif_resp later;
+	c.pre_arg = 0;
+	if (dispatch_call(sb, &c, notify_fd, n, &later))
+		ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &later);
+}
+
+bool dispatch_call(struct sandbox *sb, struct call *c, int notify_fd, const struct seccomp_notif *n,
+		   struct seccomp_notif_resp *later)
+{
+	bool deferred = false;
+	call_fill(c, sb, (pid_t)n->pid, n->data.nr, n->data.args, n->data.instruction_pointer);
+	c->id = n->id;
+	c->notify_fd = notify_fd;
 
 	struct verdict v = v_deny(EPERM, "internal.no-verdict");
-	if (!c.ent) {
+	if (!c->ent) {
 		v = v_deny(ENOSYS, "table.unknown-syscall");
-	} else if (!c.task || !c.task->proc) {
+	} else if (!c->task || !c->task->proc) {
 		/* Fail closed: a thread we never saw born has no known state. */
 		v = v_deny(EPERM, "task.unknown");
-	} else if (c.ent->disp == SC_DENY) {
-		v = v_deny(c.ent->err, "table.deny");
-	} else if (c.ent->handler && c.ent->disp != SC_TRACE) {
-		test_stall(c.ent->name);
-		v = c.ent->handler(&c);
+	} else if (c->ent->disp == SC_DENY) {
+		v = v_deny(c->ent->err, "table.deny");
+	} else if (c->ent->handler && c->ent->disp != SC_TRACE) {
+		test_stall(c->ent->name);
+		v = c->ent->handler(c);
 	} else {
 		/* KERNEL/TRACE calls never notify; one that does is refused. */
 		v = v_deny(EPERM, "table.unexpected-notification");
 	}
 
-	unsigned cls = c.ent ? c.ent->cls : SC_SYSTEM;
+	unsigned cls = c->ent ? c->ent->cls : SC_SYSTEM;
 	sb->supervised[cls]++;
 	/* The stack is read while the caller still waits for the answer:
 	 * for what the record keeps at any level (rule 10). */
-	c.nstack = 0;
+	c->nstack = 0;
 	/* Past the audit log's rate or size the record is dropped (and
 	 * counted): no stack is read for it. */
 	bool rec = v.kind != V_PENDING && audit_admit(sb->audit, &v);
-	if (rec && c.task && c.task->proc)
-		c.nstack = stack_capture(c.task->proc->tgid, c.tid, c.ip, c.stack, STACK_MAX);
+	if (rec && c->task && c->task->proc)
+		c->nstack = stack_capture(c->task->proc->tgid, c->tid, c->ip, c->stack, STACK_MAX);
 	int64_t result = 0;
 	switch (v.kind) {
 	case V_FD:
-		result = grant_fd(&c, v.fd, v.fd_flags);
+		result = grant_fd(c, v.fd, v.fd_flags);
 		if (result >= 0)
-			fs_note_grant(&c, v.fd); /* after the answer: off the caller's path */
+			fs_note_grant(c, v.fd); /* after the answer: off the caller's path */
 		close(v.fd);
 		if (result >= 0)
-			proc_note_granted(c.task->proc, (int)result);
+			proc_note_granted(c->task->proc, (int)result);
 		/* ENOENT: the caller is gone.  Anything else (EMFILE...) still
 		 * needs an answer, or the caller would wait forever. */
 		if (result < 0 && result != -ENOENT)
-			reply(&c, 0, (int)result, 0);
+			reply(c, 0, (int)result, 0);
 		break;
 	case V_VALUE:
 		result = v.value;
-		reply(&c, v.value, 0, 0);
+		answer_later(later, c, v.value, 0, 0);
+		deferred = true;
 		break;
-	case V_CONTINUE: reply(&c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); break;
+	case V_CONTINUE:
+		answer_later(later, c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+		deferred = true;
+		break;
 	case V_PENDING:
 		/* A job answers it when it finishes (net-stub/async.c), and
 		 * the record waits for the result. */
-		if (sb->audit && c.pending && (c.pending->call = malloc(sizeof c))) {
-			memcpy(c.pending->call, &c, sizeof c);
-			c.pending->v = v;
-			return;
+		if (sb->audit && c->pending && (c->pending->call = malloc(sizeof *c))) {
+			memcpy(c->pending->call, c, sizeof *c);
+			c->pending->v = v;
+			return false;
 		}
 		break;
 	case V_KILL:
-		if (c.task && c.task->proc)
-			syscall(SYS_pidfd_send_signal, c.task->proc->pidfd, SIGKILL, NULL, 0);
+		if (c->task && c->task->proc)
+			syscall(SYS_pidfd_send_signal, c->task->proc->pidfd, SIGKILL, NULL, 0);
 		else
-			kill(c.tid, SIGKILL);
-		reply(&c, 0, -EPERM, 0);
+			kill(c->tid, SIGKILL);
+		reply(c, 0, -EPERM, 0);
 		result = -EPERM;
 		break;
 	case V_DENY:
 	case V_ERROR:
 		result = -v.value;
-		reply(&c, 0, (int)-v.value, 0);
+		answer_later(later, c, 0, (int)-v.value, 0);
+		deferred = true;
 		break;
 	case V_EXEC:
 		/* Only a stopped call has registers to rewrite: a handler that
 		 * planned an exec for a notification is refused. */
 		result = -EPERM;
-		reply(&c, 0, -EPERM, 0);
+		reply(c, 0, -EPERM, 0);
 		break;
 	}
 	if (v.kind == V_DENY || v.kind == V_KILL)
 		sb->denied[cls]++;
 	if (rec)
-		audit_call(sb->audit, &c, &v, result);
+		audit_call(sb->audit, c, &v, result);
+	return deferred;
 }
 
 struct verdict dispatch_stop(struct sandbox *sb, struct task *t, long nr, const uint64_t args[6],
@@ -255,6 +295,7 @@ struct verdict dispatch_stop(struct sandbox *sb, struct task *t, long nr, const 
 	static struct call c;         /* one at a time, as dispatch's */
 	static struct exec_plan plan; /* large: never on the stack */
 	call_fill(&c, sb, t->tid, nr, args, ip);
+	c.pre_arg = 0;
 	c.id = 0;
 	c.notify_fd = -1;
 	c.stopped = true;

@@ -2,6 +2,7 @@
 #define MOAT_DISPATCH_H
 
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/call.h"
@@ -18,6 +19,15 @@ void dispatch_jobs_complete(struct sandbox *sb);
 
 /* Service one notification: run its handler, reply, audit. */
 void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n);
+/* The same in two steps, for a serving thread with a call of its own
+ * (interposer/notify.c).  Without the supervisor lock: read the call's
+ * first path argument into c (what its handler reads first).  Then under
+ * the lock: run the handler, audit; an answer by value or error (most
+ * calls) is left in *later, for the thread to send once the lock is down
+ * (true), any other answer is given here (false). */
+void dispatch_prepare(struct call *c, const struct seccomp_notif *n);
+bool dispatch_call(struct sandbox *sb, struct call *c, int notify_fd, const struct seccomp_notif *n,
+		   struct seccomp_notif_resp *later);
 
 struct task;
 /* Service a call that arrived at a ptrace stop (execve/execveat's

@@ -7,9 +7,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
@@ -17,15 +19,30 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+#define SERVERS_MAX 4   /* threads serving calls, at most */
+#define WINDOW 64       /* calls a decision to widen or narrow looks at */
+#define WIDE_SWITCHES 8 /* callers changing this often in a window: widen */
+
 static struct {
-	pthread_t thread;
-	bool running;
+	pthread_t thread[SERVERS_MAX];
+	int started; /* threads running (the first: the loop's, at start) */
+	int servers; /* at most this many: one per CPU */
+	struct sandbox *sb;
 	_Atomic bool stop;
 	/* Pids the loop released so far.  A call received while it moved
 	 * may come from a task that died and was reaped after the kernel
 	 * handed the call over: its tid could name another process by now. */
 	_Atomic uint64_t released;
-} nt;
+	/* The other threads take calls only while calls of several tasks
+	 * interleave: one caller's calls, served by turns on two CPUs, would
+	 * each wake a thread on the other CPU.  Otherwise they wait on `park`,
+	 * not in RECV. */
+	_Atomic bool wide;
+	_Atomic int last_tid;
+	_Atomic unsigned seen, switches;
+	pthread_mutex_t park_lock;
+	pthread_cond_t park;
+} nt = { .park_lock = PTHREAD_MUTEX_INITIALIZER, .park = PTHREAD_COND_INITIALIZER };
 
 void supervisor_lock(void)
 {
@@ -46,7 +63,7 @@ void notify_pid_released(void)
 
 bool notify_running(void)
 {
-	return nt.running;
+	return nt.started > 0;
 }
 
 /* Does the call still stand?  Only asked when a pid was released between
@@ -60,10 +77,78 @@ static bool still_held(const struct sandbox *sb, uint64_t since, uint64_t id)
 	return ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
+static void *serve(void *arg);
+
+/* Start one more serving thread: 0, or -errno.  Holding park_lock. */
+static int start_one(void)
+{
+	if (nt.started >= nt.servers || atomic_load(&nt.stop))
+		return -EAGAIN;
+	int r = pthread_create(&nt.thread[nt.started], NULL, serve, (void *)(intptr_t)nt.started);
+	if (r)
+		return -r;
+	nt.started++;
+	return 0;
+}
+
+/* Widen to every CPU or narrow to the first thread, as the last window
+ * of calls says.  Threads are started the first time (with this thread's
+ * credentials and mask: the sandbox's, between calls).  Narrowed, each
+ * other thread parks after the call it is waiting for: no kick, which
+ * could land in a handler's wait. */
+static void set_wide(bool on)
+{
+	if (atomic_load(&nt.wide) == on)
+		return;
+	pthread_mutex_lock(&nt.park_lock);
+	atomic_store(&nt.wide, on);
+	if (on) {
+		while (start_one() == 0)
+			;
+		pthread_cond_broadcast(&nt.park);
+	}
+	pthread_mutex_unlock(&nt.park_lock);
+}
+
+/* Count a call of `tid` into the window; decide at its end. */
+static void note_caller(int tid)
+{
+	if (atomic_exchange(&nt.last_tid, tid) != tid)
+		atomic_fetch_add(&nt.switches, 1);
+	if (atomic_fetch_add(&nt.seen, 1) + 1 < WINDOW)
+		return;
+	unsigned sw = atomic_exchange(&nt.switches, 0);
+	atomic_store(&nt.seen, 0);
+	set_wide(sw >= WIDE_SWITCHES);
+}
+
+/* A thread past the first waits here while the calls do not interleave. */
+static void park_while_narrow(void)
+{
+	pthread_mutex_lock(&nt.park_lock);
+	while (!atomic_load(&nt.wide) && !atomic_load(&nt.stop))
+		pthread_cond_wait(&nt.park, &nt.park_lock);
+	pthread_mutex_unlock(&nt.park_lock);
+}
+
+/* One serving thread (`arg`: its number).  Outside the lock: the RECV,
+ * the read of the call's path and the answer by value; under it:
+ * everything that looks at moat's state.  A tid read outside the lock is
+ * checked under it: the pid counter not moved since the RECV means no
+ * task was reaped meanwhile, so the read went to the caller (a zombie has
+ * no memory to read, a tid reaped is in the count). */
 static void *serve(void *arg)
 {
-	struct sandbox *sb = arg;
+	int self = (int)(intptr_t)arg;
+	struct sandbox *sb = nt.sb;
+	struct call *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
 	while (!atomic_load_explicit(&nt.stop, memory_order_relaxed)) {
+		if (self > 0 && !atomic_load(&nt.wide)) {
+			park_while_narrow();
+			continue;
+		}
 		uint64_t since = atomic_load_explicit(&nt.released, memory_order_relaxed);
 		struct seccomp_notif n;
 		memset(&n, 0, sizeof n);
@@ -74,11 +159,20 @@ static void *serve(void *arg)
 				continue;
 			break;
 		}
+		if (nt.servers > 1)
+			note_caller((int)n.pid);
+		dispatch_prepare(c, &n);
+		struct seccomp_notif_resp later;
+		bool answer = false;
 		supervisor_lock();
 		if (still_held(sb, since, n.id))
-			dispatch(sb, sb->notify_fd, &n);
+			answer = dispatch_call(sb, c, sb->notify_fd, &n, &later);
 		supervisor_unlock();
+		/* by id: a caller gone meanwhile makes it ENOENT, nothing more */
+		if (answer)
+			ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &later);
 	}
+	free(c);
 	return NULL;
 }
 
@@ -95,31 +189,37 @@ int notify_start(struct sandbox *sb)
 	if (sigaction(SIGURG, &sa, NULL) < 0)
 		return -errno;
 	atomic_store(&nt.stop, false);
-	int r = pthread_create(&nt.thread, NULL, serve, sb);
-	if (r)
-		return -r;
-	nt.running = true;
-	return 0;
+	atomic_store(&nt.wide, false);
+	nt.sb = sb;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	nt.servers = cpus < 1 ? 1 : cpus > SERVERS_MAX ? SERVERS_MAX : (int)cpus;
+	pthread_mutex_lock(&nt.park_lock);
+	int r = start_one();
+	pthread_mutex_unlock(&nt.park_lock);
+	return r;
 }
 
 void notify_stop(void)
 {
-	if (!nt.running)
-		return;
+	pthread_mutex_lock(&nt.park_lock);
 	atomic_store(&nt.stop, true);
-	/* A kick may land just before the thread enters its RECV: kick
-	 * again until it is gone. */
-	for (;;) {
-		pthread_kill(nt.thread, SIGURG);
-		struct timespec t;
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 2 * 1000 * 1000;
-		if (t.tv_nsec >= 1000000000) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000;
+	pthread_cond_broadcast(&nt.park);
+	int started = nt.started;
+	pthread_mutex_unlock(&nt.park_lock);
+	for (int i = 0; i < started; i++)
+		/* A kick may land just before the thread enters its RECV:
+		 * kick again until it is gone. */
+		for (;;) {
+			pthread_kill(nt.thread[i], SIGURG);
+			struct timespec t;
+			clock_gettime(CLOCK_REALTIME, &t);
+			t.tv_nsec += 2 * 1000 * 1000;
+			if (t.tv_nsec >= 1000000000) {
+				t.tv_sec++;
+				t.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(nt.thread[i], NULL, &t) != ETIMEDOUT)
+				break;
 		}
-		if (pthread_timedjoin_np(nt.thread, NULL, &t) != ETIMEDOUT)
-			break;
-	}
-	nt.running = false;
+	nt.started = 0;
 }

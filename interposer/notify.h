@@ -1,14 +1,16 @@
-/* The notification thread and the supervisor lock.
+/* The serving threads and the supervisor lock.
  *
- * One thread blocks in SECCOMP_IOCTL_NOTIF_RECV and serves each call as it
- * arrives (one syscall a call fewer than a poll and a RECV); the loop's
- * thread keeps everything else: ptrace stops (it is the tracer), signals,
- * jobs' answers, the DNS stub, the output relay and the limits.  The two
- * take turns under one lock, so everything below them (the task table,
- * the view, the registry, the audit log, the one `struct call`) still sees
- * one supervisor at a time.  Design and the tid argument:
- * docs/architecture.md ("Two threads, one lock") and docs/security.md
- * class 4. */
+ * Threads block in SECCOMP_IOCTL_NOTIF_RECV and serve each call as it
+ * arrives (one syscall a call fewer than a poll and a RECV): one while the
+ * calls come from one task at a time, one per CPU (up to four) while the
+ * calls of several tasks interleave.  The loop's thread keeps everything
+ * else: ptrace stops (it is the tracer), signals, jobs' answers, the DNS
+ * stub, the output relay and the limits.  All take turns under one lock,
+ * so everything below them (the task table, the view, the registry, the
+ * audit log) still sees one supervisor at a time; a serving thread
+ * receives, reads the call's path and sends an answer by value outside
+ * it.  Design and the tid argument: docs/architecture.md ("Serving
+ * threads, one lock") and docs/security.md class 4. */
 #ifndef MOAT_NOTIFY_H
 #define MOAT_NOTIFY_H
 
@@ -17,11 +19,12 @@
 struct sandbox;
 
 /* Start serving sb's notifications on a thread of their own (the caller's
- * credentials and signal mask are the thread's).  0, or -errno: then the
- * loop serves them itself (notify_running() is false). */
+ * credentials and signal mask are the thread's, and the others'); more
+ * start when calls interleave.  0, or -errno: then the loop serves them
+ * itself (notify_running() is false). */
 int notify_start(struct sandbox *sb);
 bool notify_running(void);
-/* Stop the thread and wait for it; not holding the lock. */
+/* Stop the threads and wait for them; not holding the lock. */
 void notify_stop(void);
 /* The supervisor lock, taken for every piece of work and dropped for
  * every wait; it also tells the watchdog who is at work (watchdog.h). */
