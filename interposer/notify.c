@@ -1,4 +1,4 @@
-/* The notification thread and the supervisor lock (notify.h). */
+/* The serving threads and the supervisor lock (notify.h). */
 #include "interposer/notify.h"
 
 #include <errno.h>

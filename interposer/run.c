@@ -881,8 +881,7 @@ int sandbox_loop(struct sandbox *sb)
 	supervisor_lock();
 	int nr = notify_start(sb);
 	if (nr < 0)
-		fprintf(stderr,
-			"moat: warning: no notification thread (%s): the loop serves calls\n",
+		fprintf(stderr, "moat: warning: no serving thread (%s): the loop serves calls\n",
 			strerror(-nr));
 	struct loop lp = { .pfd = { { notify_running() ? -1 : sb->notify_fd, POLLIN, 0 },
 				    { sb->sig_fd, POLLIN, 0 },

@@ -40,7 +40,7 @@
  * exit, it would hold the exit until scheduled, as the join did. */
 static struct {
 	struct sandbox *sb;
-	/* The thread at work (the loop's or the notification thread,
+	/* The thread at work (the loop's or a serving thread,
 	 * notify.h), the one a kick interrupts. */
 	_Atomic pthread_t worker;
 	bool running; /* the loop's own view: started and not stopped */

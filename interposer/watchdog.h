@@ -7,7 +7,7 @@
  * wake-up).  When the loop owes an action — the wall-time deadline has
  * passed, a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) is pending — and has been busy in one
  * call for a while, the watchdog interrupts that call (a signal to the thread at work, the loop's
- * or the notification thread, no SA_RESTART: the blocking call returns EINTR and the loop acts as
+ * or a serving thread, no SA_RESTART: the blocking call returns EINTR and the loop acts as
  * it would have).  If the loop is still stuck half a second later (an uninterruptible wait), the
  * watchdog ends the run itself: the sandbox's cgroups are killed and removed, and moat exits 125 —
  * every sandbox process dies with it (PTRACE_O_EXITKILL). */
