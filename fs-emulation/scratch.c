@@ -56,26 +56,49 @@ struct dirent64_rec {
 
 static bool empty_dir(int fd, dev_t dev, int depth, const char *top);
 
-/* Remove `name` in the directory open at `fd` (on file system `dev`,
- * `depth` below the top directory `top`): true when it is gone.  Nothing
- * in the tree changes meanwhile (no directory becomes a link): the
- * sandbox's calls that name a path wait for moat's loop, which is stuck
- * (the watchdog) or in this handler, or the sandbox is dead. */
-static bool remove_entry(int fd, const char *name, unsigned char type, dev_t dev, int depth,
-			 const char *top)
+/* chmod of `name` in `fd`, never through a symbolic link (fchmodat2,
+ * Linux 6.6; before it: nothing done). */
+static int chmod_nofollow(int fd, const char *name, mode_t mode)
 {
-	if (type != DT_DIR && type != DT_UNKNOWN)
-		return unlinkat(fd, name, 0) == 0; /* a link goes, never what it names */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+	return (int)syscall(SYS_fchmodat2, fd, name, mode, AT_SYMLINK_NOFOLLOW);
+}
+
+/* unlinkat of `name` in `fd`; *denied when `fd`'s own permissions
+ * refused it (a directory made read-only: opened up, then tried again). */
+static bool unlink_here(int fd, const char *name, int flags, bool *denied)
+{
+	if (unlinkat(fd, name, flags) == 0)
+		return true;
+	if (errno == EACCES || errno == EPERM)
+		*denied = true;
+	return false;
+}
+
+/* Remove `name` in the directory open at `fd` (on file system `dev`,
+ * `depth` below the top directory `top`): true when it is gone; *denied
+ * when `fd` refused an unlink of its own.  Every step is relative to an
+ * fd and follows no symbolic link: what the sandbox left (or a handler
+ * still running when a fatal signal came) cannot lead it out of `top`. */
+static bool remove_entry(int fd, const char *name, unsigned char type, dev_t dev, int depth,
+			 const char *top, bool *denied)
+{
+	if (type != DT_DIR && type != DT_UNKNOWN) /* a link goes, never what it names */
+		return unlink_here(fd, name, 0, denied);
 	/* an empty directory goes at once (a mount point answers EBUSY) */
 	if (unlinkat(fd, name, AT_REMOVEDIR) == 0)
 		return true;
 	if (errno == ENOTDIR)
-		return unlinkat(fd, name, 0) == 0;
+		return unlink_here(fd, name, 0, denied);
+	if (errno == EACCES || errno == EPERM)
+		*denied = true;
 	struct stat st;
 	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT;
 	if (!S_ISDIR(st.st_mode))
-		return unlinkat(fd, name, 0) == 0;
+		return unlink_here(fd, name, 0, denied);
 	if (st.st_dev != dev && depth == 0) {
 		/* A quota's tmpfs (fs-emulation/mount.c), mounted in moat's
 		 * private namespace over an empty directory of the scratch. */
@@ -93,16 +116,15 @@ static bool remove_entry(int fd, const char *name, unsigned char type, dev_t dev
 		return false;
 	int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sub < 0 && errno == EACCES) {
-		/* moat without root, a directory its sandbox made 0000:
-		 * a directory (fstatat above), so chmod follows no link */
-		fchmodat(fd, name, 0700, 0);
+		/* moat without root, a directory its sandbox made 0000 */
+		chmod_nofollow(fd, name, 0700);
 		sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (sub < 0)
 		return false;
 	bool emptied = empty_dir(sub, dev, depth + 1, top);
 	close(sub);
-	return emptied && unlinkat(fd, name, AT_REMOVEDIR) == 0;
+	return emptied && unlink_here(fd, name, AT_REMOVEDIR, denied);
 }
 
 /* Remove what the directory open at `fd` holds: true when all of it is
@@ -124,16 +146,20 @@ static bool empty_dir(int fd, dev_t dev, int depth, const char *top)
 				off += e->reclen;
 				if (!strcmp(e->name, ".") || !strcmp(e->name, ".."))
 					continue;
-				if (remove_entry(fd, e->name, e->type, dev, depth, top))
+				if (remove_entry(fd, e->name, e->type, dev, depth, top, &denied))
 					removed = true;
 				else
-					failed = true, denied |= errno == EACCES;
+					failed = true;
 			}
 		if (n < 0 || !failed)
 			return n == 0;
-		/* moat without root, a directory its sandbox made 0500:
-		 * its own directory, opened up for the second pass */
-		if (denied && fchmod(fd, 0700) == 0)
+		/* moat without root, a directory its sandbox made 0500: its
+		 * own unlinks refused, opened up for the second pass — only
+		 * when that changes something, so that a refusal that stays
+		 * never makes a second pass (each would walk the subtree) */
+		struct stat st;
+		if (pass == 0 && denied && fstat(fd, &st) == 0 && (st.st_mode & 0300) != 0300 &&
+		    fchmod(fd, 0700) == 0)
 			removed = true;
 		if (!removed)
 			return false;

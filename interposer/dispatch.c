@@ -249,8 +249,12 @@ bool dispatch_call(struct sandbox *sb, struct call *c, int notify_fd, const stru
 		deferred = true;
 		break;
 	case V_CONTINUE:
-		answer_later(later, c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-		deferred = true;
+		/* Under the lock: a CONTINUE may rest on a check of another
+		 * pid (prlimit64, F_SETOWN), which the kernel looks up only
+		 * when it runs the call.  Sent here, the window for a reap in
+		 * between is the caller's wake-up alone, as it always was
+		 * (docs/security.md, class 4). */
+		reply(c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 		break;
 	case V_PENDING:
 		/* A job answers it when it finishes (net-stub/async.c), and

@@ -23,7 +23,7 @@ void dispatch(struct sandbox *sb, int notify_fd, struct seccomp_notif *n);
  * (interposer/notify.c).  Without the supervisor lock: read the call's
  * first path argument into c (what its handler reads first).  Then under
  * the lock: run the handler, audit; an answer by value or error (most
- * calls) is left in *later, for the thread to send once the lock is down
+ * calls; not a CONTINUE) is left in *later, for the thread to send once the lock is down
  * (true), any other answer is given here (false). */
 void dispatch_prepare(struct call *c, const struct seccomp_notif *n);
 bool dispatch_call(struct sandbox *sb, struct call *c, int notify_fd, const struct seccomp_notif *n,

@@ -72,19 +72,27 @@ bool notify_running(void)
  * while this thread holds the lock. */
 static bool still_held(const struct sandbox *sb, uint64_t since, uint64_t id)
 {
-	if (atomic_load_explicit(&nt.released, memory_order_relaxed) == since)
+	/* Without a killable wait a signal may end a received call, and its
+	 * thread may then exec: de_thread frees its tid with no reap. */
+	if (sb->recv_killable && atomic_load_explicit(&nt.released, memory_order_relaxed) == since)
 		return true;
 	return ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
 static void *serve(void *arg);
 
+/* Each thread's own call (large: ~20 KB), made before the thread. */
+static struct call *calls[SERVERS_MAX];
+
 /* Start one more serving thread: 0, or -errno.  Holding park_lock. */
 static int start_one(void)
 {
-	if (nt.started >= nt.servers || atomic_load(&nt.stop))
+	int i = nt.started;
+	if (i >= nt.servers || atomic_load(&nt.stop))
 		return -EAGAIN;
-	int r = pthread_create(&nt.thread[nt.started], NULL, serve, (void *)(intptr_t)nt.started);
+	if (!calls[i] && !(calls[i] = calloc(1, sizeof *calls[i])))
+		return -ENOMEM;
+	int r = pthread_create(&nt.thread[i], NULL, serve, (void *)(intptr_t)i);
 	if (r)
 		return -r;
 	nt.started++;
@@ -141,9 +149,7 @@ static void *serve(void *arg)
 {
 	int self = (int)(intptr_t)arg;
 	struct sandbox *sb = nt.sb;
-	struct call *c = calloc(1, sizeof *c);
-	if (!c)
-		return NULL;
+	struct call *c = calls[self];
 	while (!atomic_load_explicit(&nt.stop, memory_order_relaxed)) {
 		if (self > 0 && !atomic_load(&nt.wide)) {
 			park_while_narrow();
@@ -154,10 +160,14 @@ static void *serve(void *arg)
 		memset(&n, 0, sizeof n);
 		if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0) {
 			/* EINTR: the watchdog's kick or notify_stop's; ENOENT:
-			 * the caller died between the wake-up and the copy. */
-			if (errno == EINTR || errno == ENOENT)
-				continue;
-			break;
+			 * the caller died between the wake-up and the copy.
+			 * Anything else (none is known): try again shortly,
+			 * never leave the calls without a server. */
+			if (errno != EINTR && errno != ENOENT) {
+				struct timespec t = { 0, 1000 * 1000 };
+				nanosleep(&t, NULL);
+			}
+			continue;
 		}
 		if (nt.servers > 1)
 			note_caller((int)n.pid);
@@ -172,7 +182,6 @@ static void *serve(void *arg)
 		if (answer)
 			ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &later);
 	}
-	free(c);
 	return NULL;
 }
 

@@ -75,6 +75,7 @@
 struct child_msg {
 	int err; /* errno of the failed step; 0: `fd` is the listener */
 	int fd;
+	bool killable; /* the filter waits killably once a call is received */
 	char step[32]; /* the step, as moat names it to the user */
 };
 
@@ -251,12 +252,13 @@ CHILD_FN static void child_filter(const struct child_plan *p)
 			     SECCOMP_FILTER_FLAG_NEW_LISTENER |
 				     SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
 			     &p->prog);
+	bool killable = lfd >= 0;
 	if (lfd == -EINVAL)
 		lfd = child_sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				SECCOMP_FILTER_FLAG_NEW_LISTENER, &p->prog);
 	if (lfd < 0)
 		child_fail(p, "seccomp filter", lfd);
-	struct child_msg m = { .err = 0, .fd = (int)lfd };
+	struct child_msg m = { .err = 0, .fd = (int)lfd, .killable = killable };
 	if (child_sys(SYS_write, p->msg_wr, &m, sizeof m) != sizeof m)
 		child_exit(125);
 	/* From the message on, moat runs again, at the same time. */
@@ -631,6 +633,7 @@ static int launch_listener(struct launch *l)
 	if (sb->notify_fd < 0)
 		return launch_fail(l, errno, "pidfd_getfd", "(the seccomp listener)");
 	l->notify_set = true;
+	sb->recv_killable = l->said.killable;
 	fcntl(sb->notify_fd, F_SETFD, FD_CLOEXEC);
 	uint64_t wake = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, wake); /* 6.6+; optional */
@@ -757,8 +760,12 @@ static void reap(struct sandbox *sb)
 	pid_t pid;
 	while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
 		/* moat's own helpers are not the sandbox's. */
-		if (stack_walker_reaped(pid) || pid == sb->net->factory_pid)
+		if (stack_walker_reaped(pid))
 			continue;
+		if (pid == sb->net->factory_pid) {
+			sb->net->factory_pid = 0; /* its pid may come back as a task's */
+			continue;
+		}
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			notify_pid_released();
 		trace_status(sb, pid, status);

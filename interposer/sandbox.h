@@ -36,6 +36,9 @@ struct sandbox {
 	struct audit *audit;
 	struct net *net; /* the network policy and worlds (net-stub) */
 	int notify_fd;
+	/* The filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19):
+	 * a received call ends only by its answer or its task's death. */
+	bool recv_killable;
 	pid_t init_pid;
 	int init_status; /* wait status of the first process */
 	bool init_done;
