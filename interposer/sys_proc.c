@@ -153,6 +153,35 @@ struct verdict sys_pid_arg0(struct call *c)
 	return in_sandbox(c, pid) ? v_continue() : outside(c, pid);
 }
 
+struct verdict sys_prlimit64(struct call *c)
+{
+	pid_t pid = (pid_t)c->arg[0];
+	/* Its own (0 too: the kernel reads the pid as an int, as here):
+	 * never reaped meanwhile, and never moat's own limits. */
+	if (pid == 0 || pid == c->task->proc->tgid || pid == c->tid)
+		return v_continue();
+	if (!in_sandbox(c, pid))
+		return outside(c, pid);
+	/* Another sandbox process: performed here, under the lock, where it
+	 * cannot be reaped and its number taken (a CONTINUE would let the
+	 * kernel look the number up after the answer), with the sandbox's
+	 * ids for the kernel's permission check, and the limits copied as
+	 * the kernel copies them (the new one first, the old one last). */
+	struct rlimit64 nl, ol;
+	uint64_t nptr = c->arg[2], optr = c->arg[3];
+	if (nptr && call_read(c, nptr, &nl, sizeof nl) < 0)
+		return v_error(EFAULT);
+	creds_identity_begin(c->creds);
+	long r = syscall(SYS_prlimit64, pid, (int)c->arg[1], nptr ? &nl : NULL, optr ? &ol : NULL);
+	int e = errno;
+	creds_identity_end(c->creds);
+	if (r < 0)
+		return v_error(e);
+	if (optr && call_write(c, optr, &ol, sizeof ol) < 0)
+		return v_error(EFAULT);
+	return v_value(0);
+}
+
 struct verdict sys_priority(struct call *c)
 {
 	/* getpriority/setpriority(which, who) and ioprio_get/set(which, who) */
@@ -264,7 +293,19 @@ struct verdict sys_fcntl(struct call *c)
 		pid_t pid = (pid_t)c->arg[2];
 		bool ok = pid < 0 ? sandbox_owner(c, F_OWNER_PGRP, -pid)
 				  : sandbox_owner(c, F_OWNER_PID, pid);
-		return ok ? v_continue() : outside(c, pid);
+		if (!ok)
+			return outside(c, pid);
+		/* Performed here, as F_SETOWN_EX: under the lock the owner
+		 * checked cannot be reaped, and the kernel keeps the process it
+		 * names now (a CONTINUE would let it look the number up after
+		 * the answer, when another process may have it). */
+		int fd = call_getfd(c, (int)c->arg[0]);
+		if (fd < 0)
+			return v_error(EBADF);
+		int r = fcntl(fd, F_SETOWN, pid);
+		int e = errno;
+		call_putfd(fd);
+		return r < 0 ? v_error(e) : v_value(0);
 	}
 	if (cmd == F_SETOWN_EX) {
 		struct f_owner_ex own;

@@ -49,6 +49,7 @@ H(sys_rt_sigqueueinfo); H(sys_rt_tgsigqueueinfo);
 H(sys_pid_arg0);         /* calls whose arg0 is a pid: own or sandbox only */
 H(sys_priority);         /* getpriority/setpriority(which, who) */
 H(sys_pidfd_open);
+H(sys_prlimit64);         /* another process's limits: performed by moat */
 H(sys_clone);            /* clone with namespace flags: denied */
 H(sys_umask);
 H(sys_ioctl);            /* a request outside the allowlist */
