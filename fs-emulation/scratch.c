@@ -16,6 +16,10 @@
 
 #include "core/creds.h"
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; glibc 2.36 does not name it */
+#endif
+
 /* `on` is set once `path` is whole and cleared by whoever takes the
  * directory: the teardown (scratch_forget) or scratch_abandon. */
 static struct {
@@ -60,9 +64,6 @@ static bool empty_dir(int fd, dev_t dev, int depth, const char *top);
  * Linux 6.6; before it: nothing done). */
 static int chmod_nofollow(int fd, const char *name, mode_t mode)
 {
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
 	return (int)syscall(SYS_fchmodat2, fd, name, mode, AT_SYMLINK_NOFOLLOW);
 }
 

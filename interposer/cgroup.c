@@ -145,36 +145,15 @@ static char *slurp(const char *path, size_t *len)
  * thread only. */
 static int own_dir(const char *ctrl, char *out, size_t n)
 {
-	static struct {
-		const char *ctrl;
-		int r;
-		char dir[4096];
-	} known[8];
-	static int nknown;
-	for (int i = 0; i < nknown; i++)
-		if (ctrl ? known[i].ctrl && !strcmp(known[i].ctrl, ctrl) : !known[i].ctrl) {
-			if (known[i].r == 0 && (size_t)snprintf(out, n, "%s", known[i].dir) >= n)
-				return -1;
-			return known[i].r;
-		}
 	static char *cg_text, *mi_text;
 	static size_t cg_len, mi_len;
 	if (!cg_text)
 		cg_text = slurp("/proc/self/cgroup", &cg_len);
 	if (!mi_text)
 		mi_text = slurp("/proc/self/mountinfo", &mi_len);
-	int r = -1;
-	if (cg_text && mi_text && cg_len && mi_len)
-		r = dir_in(fmemopen(cg_text, cg_len, "r"), fmemopen(mi_text, mi_len, "r"), ctrl,
-			   out, n);
-	if (nknown < (int)(sizeof known / sizeof known[0]) && (r < 0 || strlen(out) < 4096)) {
-		known[nknown].ctrl = ctrl; /* string literals */
-		known[nknown].r = r;
-		if (r == 0)
-			snprintf(known[nknown].dir, sizeof known[nknown].dir, "%s", out);
-		nknown++;
-	}
-	return r;
+	if (!cg_text || !mi_text || !cg_len || !mi_len)
+		return -1;
+	return dir_in(fmemopen(cg_text, cg_len, "r"), fmemopen(mi_text, mi_len, "r"), ctrl, out, n);
 }
 
 /* A directory of cgroupfs, opened: -1 for anything else. */
