@@ -263,6 +263,20 @@ static int set_hostname(struct run_config *rc, const struct moat_option *o, char
 
 /* ---- the program ---- */
 
+/* One VAR=VALUE at the end of envbuf, which the caller made sure has room
+ * for it. */
+__attribute__((format(printf, 2, 3))) static char *env_put(struct run_config *rc, const char *fmt,
+							   ...)
+{
+	char *at = rc->envbuf + rc->envused;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(at, sizeof rc->envbuf - rc->envused, fmt, ap);
+	va_end(ap);
+	rc->envused += (size_t)n + 1;
+	return at;
+}
+
 /* VAR=VALUE, or a new VALUE for a VAR already there (a default too). */
 static int set_setenv(struct run_config *rc, const struct moat_option *o, char *const *args,
 		      char *err, size_t errlen)
@@ -277,9 +291,13 @@ static int set_setenv(struct run_config *rc, const struct moat_option *o, char *
 	for (int k = 0; k < rc->nenv; k++)
 		if (!strncmp(rc->env[k], x, n) && rc->env[k][n] == '=')
 			slot = k;
-	if ((size_t)snprintf(rc->envbuf[slot], RUN_ENV_LEN, "%s=%s", x, y) >= RUN_ENV_LEN)
+	size_t len = n + 1 + strlen(y) + 1;
+	if (len > RUN_ENV_LEN)
 		return fail(err, errlen, "--setenv %s: value too long", x);
-	rc->env[slot] = rc->envbuf[slot];
+	if (len > sizeof rc->envbuf - rc->envused)
+		return fail(err, errlen, "--setenv %s: the environment is over %zu bytes", x,
+			    sizeof rc->envbuf);
+	rc->env[slot] = env_put(rc, "%s=%s", x, y);
 	if (slot == rc->nenv)
 		rc->env[++rc->nenv] = NULL;
 	return 0;
@@ -659,13 +677,14 @@ void run_config_defaults(struct run_config *rc)
 	rc->audit_caps = (struct audit_caps){ AUDIT_MAX_BYTES_DEFAULT, AUDIT_RATE_DEFAULT,
 					      AUDIT_RATE_DEFAULT * AUDIT_BURST_PER_RATE };
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
-	snprintf(rc->envbuf[0], RUN_ENV_LEN,
-		 "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	snprintf(rc->envbuf[1], RUN_ENV_LEN, "HOME=/workspace");
-	snprintf(rc->envbuf[2], RUN_ENV_LEN, "LANG=%s", lang && *lang ? lang : "C.UTF-8");
-	snprintf(rc->envbuf[3], RUN_ENV_LEN, "TERM=%s", term && *term ? term : "dumb");
-	for (rc->nenv = 0; rc->nenv < 4; rc->nenv++)
-		rc->env[rc->nenv] = rc->envbuf[rc->nenv];
+	/* LANG and TERM are the caller's, cut to one variable's room */
+	rc->envused = 0;
+	rc->env[0] = env_put(rc,
+			     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	rc->env[1] = env_put(rc, "HOME=/workspace");
+	rc->env[2] = env_put(rc, "LANG=%.4000s", lang && *lang ? lang : "C.UTF-8");
+	rc->env[3] = env_put(rc, "TERM=%.4000s", term && *term ? term : "dumb");
+	rc->nenv = 4;
 	rc->env[rc->nenv] = NULL;
 }
 

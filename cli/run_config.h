@@ -45,8 +45,11 @@ struct run_config {
 	char **argv;                /* the command: NULL until one is given */
 	char *env[RUN_MAX_ENV + 1]; /* its whole environment, NULL-terminated */
 	int nenv;
-	char envbuf[RUN_MAX_ENV][RUN_ENV_LEN]; /* what env[] points to */
-	bool root;                             /* moat runs as root (euid 0) */
+	/* What env[] points to, one after another (a replaced value's old
+	 * text stays): the defaults share one page, not one each. */
+	char envbuf[RUN_MAX_ENV * RUN_ENV_LEN];
+	size_t envused;
+	bool root;         /* moat runs as root (euid 0) */
 	unsigned uid, gid; /* --uid, --gid (default 65534 as root, else the caller's) */
 
 	/* What it may use (interposer). */

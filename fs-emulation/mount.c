@@ -18,6 +18,44 @@
 
 #include "core/machine.h"
 
+/* What an unset path of a mount is: never freed. */
+static const char no_path[] = "";
+
+int vfs_mount_str(const char **slot, const char *s)
+{
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	if (*slot && *slot != no_path)
+		free((char *)*slot);
+	*slot = copy;
+	return 0;
+}
+
+static void fd_drop(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* A mount's paths and fds let go of (its slot free for another). */
+static void mount_free(struct vfs_mount *m)
+{
+	if (m->quota)
+		umount2(m->host, MNT_DETACH);
+	m->quota = false;
+	fd_drop(&m->root_fd);
+	fd_drop(&m->upper_fd);
+	fd_drop(&m->shadow_fd);
+	const char **str[] = { &m->vpath, &m->host, &m->upper, &m->shadow };
+	for (size_t k = 0; k < sizeof str / sizeof str[0]; k++) {
+		if (*str[k] && *str[k] != no_path)
+			free((char *)*str[k]);
+		*str[k] = no_path;
+	}
+}
+
 static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 		     const char *host, char *err, size_t errlen)
 {
@@ -25,23 +63,19 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	for (int i = 0; i < v->nmnt; i++)
 		if (strcmp(v->mnt[i].vpath, vpath) == 0)
 			idx = i; /* a later mount at the same place replaces it */
-	if (idx < 0) {
+	bool fresh = idx < 0;
+	if (fresh) {
 		if (v->nmnt == VFS_MAX_MOUNTS) {
 			snprintf(err, errlen, "too many mounts (at most %d)", VFS_MAX_MOUNTS);
 			return -ENOSPC;
 		}
-		idx = v->nmnt++;
-	} else {
-		/* The replaced mount's quota tmpfs goes with it: no entry
-		 * would be left to unmount it, and the scratch would stay. */
-		struct vfs_mount *old = &v->mnt[idx];
-		if (old->quota)
-			umount2(old->host, MNT_DETACH);
-		if (old->root_fd >= 0)
-			close(old->root_fd);
+		idx = v->nmnt;
+		v->mnt[idx] = (struct vfs_mount){ .root_fd = -1, .upper_fd = -1, .shadow_fd = -1 };
 	}
+	/* The replaced mount's quota tmpfs goes with it: no entry would be
+	 * left to unmount it, and the scratch would stay. */
 	struct vfs_mount *m = &v->mnt[idx];
-	snprintf(m->vpath, sizeof m->vpath, "%s", vpath);
+	mount_free(m);
 	m->vlen = strlen(vpath);
 	m->kind = kind;
 	m->ro = ro;
@@ -50,21 +84,22 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	 * move a directory under them at any time.  The default system binds
 	 * are marked after setup (see vfs_setup). */
 	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT || kind == MNT_OVERLAY;
-	m->upper_fd = -1;
-	m->upper[0] = '\0';
 	m->upper_real = false;
-	m->shadow_fd = -1;
-	m->shadow[0] = '\0';
-	m->quota = false;
-	snprintf(m->host, sizeof m->host, "%s", host);
-	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int e = vfs_mount_str(&m->vpath, vpath) < 0 || vfs_mount_str(&m->host, host) < 0 ? ENOMEM
+											 : 0;
+	m->root_fd = e ? -1 : open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
-	if (m->root_fd < 0 || fstat(m->root_fd, &st) < 0) {
-		int e = errno;
+	if (!e && (m->root_fd < 0 || fstat(m->root_fd, &st) < 0))
+		e = errno;
+	if (e) {
 		snprintf(err, errlen, "cannot open %s for %s: %s", host, vpath, strerror(e));
-		v->nmnt--;
+		mount_free(m);
+		if (!fresh) /* the replaced slot goes: the table stays dense */
+			v->mnt[idx] = v->mnt[--v->nmnt];
 		return -e;
 	}
+	if (fresh)
+		v->nmnt++;
 	m->dev = st.st_dev;
 	m->ino = st.st_ino;
 	return idx;
@@ -447,16 +482,8 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 void vfs_teardown(struct vfs *v)
 {
 	vfs_dcache_clear();
-	for (int i = 0; i < v->nmnt; i++) {
-		if (v->mnt[i].quota)
-			umount2(v->mnt[i].host, MNT_DETACH);
-		if (v->mnt[i].root_fd >= 0)
-			close(v->mnt[i].root_fd);
-		if (v->mnt[i].upper_fd >= 0)
-			close(v->mnt[i].upper_fd);
-		if (v->mnt[i].shadow_fd >= 0)
-			close(v->mnt[i].shadow_fd);
-	}
+	for (int i = 0; i < v->nmnt; i++)
+		mount_free(&v->mnt[i]);
 	if (v->ov_base >= 0)
 		close(v->ov_base);
 	v->ov_base = -1;

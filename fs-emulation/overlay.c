@@ -227,7 +227,12 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 
 int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen)
 {
-	snprintf(m->upper, sizeof m->upper, "%s/%s", v->ov_base_path, name);
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof upper, "%s/%s", v->ov_base_path, name);
+	if (vfs_mount_str(&m->upper, upper) < 0) {
+		snprintf(err, errlen, "%s: %s", upper, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	struct stat st;
 	if (fstatat(v->ov_base, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* A new layer starts as a placeholder of the lower root. */
@@ -260,7 +265,8 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 
 int ov_shadow(struct vfs_mount *m, const char *dir)
 {
-	snprintf(m->shadow, sizeof m->shadow, "%s", dir);
+	if (vfs_mount_str(&m->shadow, dir) < 0)
+		return -ENOMEM;
 	m->shadow_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return m->shadow_fd < 0 ? -errno : 0;
 }

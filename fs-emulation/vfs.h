@@ -29,26 +29,29 @@ enum mnt_kind {
 };
 
 struct vfs_mount {
-	char vpath[PATH_MAX]; /* "/usr"; "/" for the root */
+	/* Its paths, allocated (vfs_mount_str): the table is large and
+	 * mostly unused, and inline arrays put each mount over four pages
+	 * of moat's memory, each a page fault at the start of every run. */
+	const char *vpath; /* "/usr"; "/" for the root */
 	size_t vlen;
 	enum mnt_kind kind;
 	bool ro;
-	bool cached;         /* its directories may sit in the dentry cache */
-	bool quota;          /* a tmpfs of its own, unmounted at teardown */
-	int root_fd;         /* O_PATH directory fd of the host directory */
-	char host[PATH_MAX]; /* its host path (exec rewrite, never shown) */
+	bool cached;      /* its directories may sit in the dentry cache */
+	bool quota;       /* a tmpfs of its own, unmounted at teardown */
+	int root_fd;      /* O_PATH directory fd of the host directory */
+	const char *host; /* its host path (exec rewrite, never shown) */
 	dev_t dev;
 	ino_t ino;
 	/* MNT_OVERLAY: root_fd and host are the lower (host) layer; these
 	 * the writable upper layer (see overlay.c). */
 	int upper_fd;
-	char upper[PATH_MAX];
-	bool upper_real; /* the upper layer's root is a real directory
-			  * (something was written): kept by overlay.c */
+	const char *upper; /* "" until it has one */
+	bool upper_real;   /* the upper layer's root is a real directory
+			    * (something was written): kept by overlay.c */
 	/* Files that stand in for the lower layer's of the same name at the
 	 * mount's top (the synthetic /etc/passwd...): a directory of them. */
 	int shadow_fd;
-	char shadow[PATH_MAX];
+	const char *shadow; /* "" until it has one */
 };
 
 #define VFS_MAX_MOUNTS 64
@@ -212,6 +215,9 @@ int vfs_root_fd(const struct vfs_path *p);
  * symlink and no magic link followed: fd or -errno (walk.c). */
 int vfs_open_beneath(int root, const char *rel, int flags);
 
+/* Set one of a mount's paths to a copy of `s` (the old one freed).
+ * 0, or -ENOMEM with the slot unchanged. */
+int vfs_mount_str(const char **slot, const char *s);
 /* Overlay internals shared by the walk (overlay.c). */
 int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen);
 int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen);

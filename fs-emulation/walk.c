@@ -254,6 +254,22 @@ struct dentry {
 };
 
 static struct dentry dcache[DCACHE_SLOTS];
+/* Which slots hold an entry: a sweep visits those alone, and never
+ * touches the table's other pages (a page fault each, at a run's end). */
+static uint64_t dcache_used[DCACHE_SLOTS / 64];
+
+/* Slot after `i` (start with -1) that holds an entry, or -1. */
+static int dcache_next(int i)
+{
+	for (unsigned w = (unsigned)(i + 1) / 64; w < DCACHE_SLOTS / 64; w++) {
+		uint64_t bits = dcache_used[w];
+		if (w == (unsigned)(i + 1) / 64)
+			bits &= ~0ULL << ((unsigned)(i + 1) % 64);
+		if (bits)
+			return (int)(w * 64 + (unsigned)__builtin_ctzll(bits));
+	}
+	return -1;
+}
 
 static bool cacheable(const struct vfs_mount *m)
 {
@@ -268,9 +284,11 @@ static struct dentry *dcache_slot(const struct vfs_mount *m, const char *rel)
 
 static void dentry_free(struct dentry *d)
 {
+	size_t i = (size_t)(d - dcache);
 	close(d->fd);
 	free(d->rel);
 	*d = (struct dentry){ 0 };
+	dcache_used[i / 64] &= ~(1ULL << (i % 64));
 }
 
 /* The cached fd of (m, rel), pinned (*pin: its pin), or -1. */
@@ -299,6 +317,7 @@ static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd, bool 
 		dentry_free(d);
 	*d = (struct dentry){ m, copy, fd, upper, false, 1 };
 	*pin = 1 + (int)(d - dcache);
+	dcache_used[(d - dcache) / 64] |= 1ULL << ((d - dcache) % 64);
 	return true;
 }
 
@@ -312,9 +331,9 @@ static void dcache_unpin(int pin)
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
 {
 	(void)v;
-	for (unsigned i = 0; i < DCACHE_SLOTS; i++) {
+	for (int i = dcache_next(-1); i >= 0; i = dcache_next(i)) {
 		struct dentry *d = &dcache[i];
-		if (!d->rel || d->mnt != m)
+		if (d->mnt != m)
 			continue;
 		if (d->pins)
 			d->stale = true;
@@ -351,9 +370,8 @@ static int open_dir(struct vfs_mount *m, const char *dir, bool *upper, int *pin)
 
 void vfs_dcache_clear(void)
 {
-	for (unsigned i = 0; i < DCACHE_SLOTS; i++)
-		if (dcache[i].rel)
-			dentry_free(&dcache[i]);
+	for (int i = dcache_next(-1); i >= 0; i = dcache_next(i))
+		dentry_free(&dcache[i]);
 }
 
 /* /dev entries that are placeholders for the host's device of that name. */

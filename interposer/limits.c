@@ -69,30 +69,22 @@ int limits_timeout_ms(const struct sandbox *sb)
 	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
 }
 
-void limits_child(const struct limits *l)
+void limits_child_plan(const struct limits *l, struct limits_rl rl[LIMITS_CHILD_MAX])
 {
+	for (int i = 0; i < LIMITS_CHILD_MAX; i++)
+		rl[i] = (struct limits_rl){ .res = RLIM_NLIMITS };
 	if (l->cpu_s > 0) {
 		/* One process alone can never pass the sandbox's limit: the
 		 * kernel stops it a second after, should moat's sampling miss. */
 		rlim_t s = (rlim_t)ceil(l->cpu_s) + 1;
-		struct rlimit r = { s, s + 1 };
-		setrlimit(RLIMIT_CPU, &r);
+		rl[0] = (struct limits_rl){ RLIMIT_CPU, false, s, s + 1 };
 	}
-	if (l->fsize_bytes) {
-		struct rlimit r = { l->fsize_bytes, l->fsize_bytes };
-		setrlimit(RLIMIT_FSIZE, &r);
-	}
-	if (l->nofile) {
-		struct rlimit r = { l->nofile, l->nofile };
-		setrlimit(RLIMIT_NOFILE, &r);
-	} else if (l->nofile_caller) {
-		/* moat raised its own soft limit: the program gets the caller's */
-		struct rlimit r;
-		if (getrlimit(RLIMIT_NOFILE, &r) == 0) {
-			r.rlim_cur = l->nofile_caller;
-			setrlimit(RLIMIT_NOFILE, &r);
-		}
-	}
+	if (l->fsize_bytes)
+		rl[1] = (struct limits_rl){ RLIMIT_FSIZE, false, l->fsize_bytes, l->fsize_bytes };
+	if (l->nofile)
+		rl[2] = (struct limits_rl){ RLIMIT_NOFILE, false, l->nofile, l->nofile };
+	else if (l->nofile_caller) /* moat raised its own soft limit: the caller's */
+		rl[2] = (struct limits_rl){ RLIMIT_NOFILE, true, l->nofile_caller, 0 };
 }
 
 static int signal_one(struct proc *p, void *arg)

@@ -59,8 +59,17 @@ struct sandbox;
 uint64_t limits_now(void);
 /* Any limit the loop must watch (it then wakes every few ms)? */
 bool limits_watched(const struct sandbox *sb);
-/* In the first process, before exec: the rlimits that back the limits up. */
-void limits_child(const struct limits *l);
+/* The rlimits that back the limits up, for the first process to set
+ * before its exec with raw system calls (it runs on moat's memory and
+ * touches nothing of glibc's).  An entry with res RLIM_NLIMITS is unused;
+ * keep_max: only the soft limit, to cur, under the hard one it has. */
+#define LIMITS_CHILD_MAX 3
+struct limits_rl {
+	int res;
+	bool keep_max;
+	unsigned long long cur, max;
+};
+void limits_child_plan(const struct limits *l, struct limits_rl rl[LIMITS_CHILD_MAX]);
 /* A task was born (fork or clone seen; `thread`: a thread of a process
  * moat knows): count, and stop the sandbox past the task limit. */
 void limits_proc_born(struct sandbox *sb, bool thread);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/creds.h"
 #include "interposer/dispatch.h"
 #include "interposer/sandbox.h"
 #include "interposer/watchdog.h"
@@ -29,6 +31,7 @@ static struct {
 	int servers; /* at most this many: one per CPU */
 	struct sandbox *sb;
 	_Atomic bool stop;
+	_Atomic bool go; /* the listener is there: serve (notify_start) */
 	/* Pids the loop released so far.  A call received while it moved
 	 * may come from a task that died and was reaped after the kernel
 	 * handed the call over: its tid could name another process by now. */
@@ -139,6 +142,32 @@ static void park_while_narrow(void)
 	pthread_mutex_unlock(&nt.park_lock);
 }
 
+/* After a RECV's ENOENT: wait until a call comes, or, once no task holds
+ * the filter (POLLHUP: for good), until notify_stop.  A RECV would return
+ * at once again, and the thread would spin through the run's teardown. */
+static void wait_for_calls(const struct sandbox *sb)
+{
+	struct pollfd p = { .fd = sb->notify_fd, .events = POLLIN };
+	if (poll(&p, 1, -1) < 0 || !(p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+		return; /* a call, or a kick (EINTR) */
+	pthread_mutex_lock(&nt.park_lock);
+	while (!atomic_load(&nt.stop))
+		pthread_cond_wait(&nt.park, &nt.park_lock);
+	pthread_mutex_unlock(&nt.park_lock);
+}
+
+/* The memory a serving thread's first call touches, touched: its call,
+ * its malloc arena, the stack its handlers' frames take (a walk's
+ * paths). */
+__attribute__((noinline)) static void warm_up(struct call *c)
+{
+	volatile char stack[96 * 1024];
+	for (size_t i = 0; i < sizeof stack; i += 4096)
+		stack[i] = 0;
+	memset(c, 0, sizeof *c);
+	free(malloc(1));
+}
+
 /* One serving thread (`arg`: its number).  Outside the lock: the RECV,
  * the read of the call's path and the answer by value; under it:
  * everything that looks at moat's state.  A tid read outside the lock is
@@ -150,6 +179,18 @@ static void *serve(void *arg)
 	int self = (int)(intptr_t)arg;
 	struct sandbox *sb = nt.sb;
 	struct call *c = calls[self];
+	/* The first thread is made before the listener exists, with moat's
+	 * credentials (notify_prepare): it waits for it, then takes the
+	 * sandbox's, which the others are started with.  Meanwhile it takes
+	 * the page faults its first call would (~13 us each here). */
+	if (self == 0 && !atomic_load(&nt.go))
+		warm_up(c);
+	pthread_mutex_lock(&nt.park_lock);
+	while (!atomic_load(&nt.go) && !atomic_load(&nt.stop))
+		pthread_cond_wait(&nt.park, &nt.park_lock);
+	pthread_mutex_unlock(&nt.park_lock);
+	if (self == 0)
+		creds_sandbox(&sb->creds);
 	while (!atomic_load_explicit(&nt.stop, memory_order_relaxed)) {
 		if (self > 0 && !atomic_load(&nt.wide)) {
 			park_while_narrow();
@@ -159,11 +200,15 @@ static void *serve(void *arg)
 		struct seccomp_notif n;
 		memset(&n, 0, sizeof n);
 		if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0) {
-			/* EINTR: the watchdog's kick or notify_stop's; ENOENT:
-			 * the caller died between the wake-up and the copy.
-			 * Anything else (none is known): try again shortly,
-			 * never leave the calls without a server. */
-			if (errno != EINTR && errno != ENOENT) {
+			/* EINTR: the watchdog's kick or notify_stop's.  ENOENT:
+			 * the caller died between the wake-up and the copy, or
+			 * no task holds the filter any more (the sandbox is
+			 * gone), when every RECV returns at once. Anything else
+			 * (none is known): try again shortly, never leave the
+			 * calls without a server. */
+			if (errno == ENOENT)
+				wait_for_calls(sb);
+			else if (errno != EINTR) {
 				struct timespec t = { 0, 1000 * 1000 };
 				nanosleep(&t, NULL);
 			}
@@ -191,13 +236,16 @@ static void on_wake(int sig)
 	(void)sig;
 }
 
-int notify_start(struct sandbox *sb)
+int notify_prepare(struct sandbox *sb)
 {
+	if (nt.started)
+		return 0;
 	struct sigaction sa = { .sa_handler = on_wake };
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGURG, &sa, NULL) < 0)
 		return -errno;
 	atomic_store(&nt.stop, false);
+	atomic_store(&nt.go, false);
 	atomic_store(&nt.wide, false);
 	nt.sb = sb;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -206,6 +254,18 @@ int notify_start(struct sandbox *sb)
 	int r = start_one();
 	pthread_mutex_unlock(&nt.park_lock);
 	return r;
+}
+
+int notify_start(struct sandbox *sb)
+{
+	int r = notify_prepare(sb);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&nt.park_lock);
+	atomic_store(&nt.go, true);
+	pthread_cond_broadcast(&nt.park);
+	pthread_mutex_unlock(&nt.park_lock);
+	return 0;
 }
 
 void notify_stop(void)

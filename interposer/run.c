@@ -65,9 +65,10 @@
  *   it writes only its own stack;
  * - no handler of moat's runs in it: it starts with every signal blocked,
  *   and sets the handlers back to the default before it unblocks any.
- * Two steps call into moat's modules, net_enter and limits_child (glibc's
- * setns, setrlimit: errno): the child makes them while moat waits in
- * read() for its message and runs nothing, as a vfork parent would. */
+ * Its network namespace and rlimits are worked out by moat before the
+ * clone (net_enter_fd, limits_child_plan) and set by raw calls, so moat
+ * may go on meanwhile: it starts its threads while the child sets itself
+ * up (launch_listener). */
 
 /* What the first process tells moat over one pipe before its exec: the
  * listener's fd number, or the setup step that failed and its errno.  One
@@ -84,11 +85,12 @@ struct child_plan {
 	pid_t parent;
 	int sync_rd, msg_wr, err_wr; /* its ends of the three pipes */
 	int moat_end[3];             /* moat's ends: closed at once */
-	const struct net *net;       /* its world (net_enter) */
+	int netns;                   /* its world's namespace to enter, or -1 */
 	int out_wr[2];               /* its stdout and stderr, or -1: moat's own */
 	uid_t uid;
 	gid_t gid;
-	struct limits lim;
+	/* Its rlimits (limits_child_plan): RLIM_NLIMITS for an unused one */
+	struct limits_rl rl[LIMITS_CHILD_MAX];
 	struct sock_fprog prog;
 	char empty[PATH_MAX]; /* its kernel cwd until the exec */
 	char *const *argv, *const *env;
@@ -174,8 +176,8 @@ CHILD_FN static void child_enter(const struct child_plan *p)
 {
 	long r;
 	/* The private network world (net-stub/netns.c), while we may. */
-	if (net_enter(p->net) < 0)
-		child_fail(p, "setns (network)", -errno);
+	if (p->netns >= 0 && (r = child_sys(SYS_setns, p->netns, CLONE_NEWNET)) < 0)
+		child_fail(p, "setns (network)", r);
 	/* A new session: no controlling terminal, so TIOCSTI and job control
 	 * signals from the host's terminal cannot reach in (rule 5). */
 	if ((r = child_sys(SYS_setsid)) < 0)
@@ -233,7 +235,18 @@ CHILD_FN static void child_drop(const struct child_plan *p)
 	drop_caps();
 	/* Without capabilities: a hard limit of the caller's stays (moat
 	 * raised its own for --open-files-limit where it could, cli) */
-	limits_child(&p->lim);
+	for (int i = 0; i < LIMITS_CHILD_MAX; i++) {
+		struct rlimit r2 = { p->rl[i].cur, p->rl[i].max };
+		if (p->rl[i].res == RLIM_NLIMITS)
+			continue;
+		/* the caller's soft limit, under the hard limit it has */
+		if (p->rl[i].keep_max) {
+			if (child_sys(SYS_prlimit64, 0, p->rl[i].res, NULL, &r2) < 0)
+				continue;
+			r2.rlim_cur = p->rl[i].cur;
+		}
+		child_sys(SYS_prlimit64, 0, p->rl[i].res, &r2, NULL);
+	}
 	/* The kernel writes a core by core_pattern, which may be a host path
 	 * outside the view: no cores from the sandbox. */
 	struct rlimit nocore = { 0, 0 };
@@ -385,7 +398,8 @@ CHILD_FN static int child_main(void *arg)
 	char go;
 	if (child_sys(SYS_read, p->sync_rd, &go, 1) != 1) /* moat has seized us */
 		child_exit(125);
-	/* Moat waits for the message (child_filter). */
+	/* Moat starts its threads meanwhile, then waits for the message
+	 * (child_filter). */
 	child_enter(p);
 	child_close_fds(p->sync_rd, p->msg_wr, p->err_wr);
 	child_drop(p);
@@ -534,14 +548,15 @@ static void launch_plan(struct launch *l, struct child_plan *p)
 				  .msg_wr = l->msg[1],
 				  .err_wr = l->errp[1],
 				  .moat_end = { l->sync[1], l->msg[0], l->errp[0] },
-				  .net = sb->net,
+				  .netns = net_enter_fd(sb->net),
 				  .out_wr = { sb->out.wr[0], sb->out.wr[1] },
 				  .uid = sb->creds.uid,
 				  .gid = sb->creds.gid,
-				  .lim = sb->lim,
+
 				  .prog = l->prog,
 				  .argv = sb->opt.argv,
 				  .env = sb->opt.env };
+	limits_child_plan(&sb->lim, p->rl);
 	snprintf(p->empty, sizeof p->empty, "%s", l->empty);
 	/* The caller's mask (moat blocks the signals it forwards), as
 	 * sigprocmask would set it: glibc's own two signals unblocked. */
@@ -622,6 +637,13 @@ static int launch_listener(struct launch *l)
 	struct sandbox *sb = l->sb;
 	if (write(l->sync[1], "g", 1) != 1)
 		return launch_fail(l, errno, "sync", "(seized)");
+	/* moat's threads while the child sets itself up (each ~0.3 ms) */
+	if (watchdog_start(sb) < 0)
+		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
+	int nr = notify_prepare(sb);
+	if (nr < 0)
+		fprintf(stderr, "moat: warning: no serving thread (%s): the loop serves calls\n",
+			strerror(-nr));
 	ssize_t n = read(l->msg[0], &l->said, sizeof l->said);
 	if (n != (ssize_t)sizeof l->said)
 		return launch_fail(l, n < 0 ? errno : 0, "the first process died in its setup",
@@ -664,6 +686,8 @@ static int launch_finish(struct launch *l)
 static void launch_undo(struct launch *l)
 {
 	struct sandbox *sb = l->sb;
+	notify_stop(); /* the threads launch_listener made, if it did */
+	watchdog_stop();
 	if (l->child > 0) {
 		kill(l->child, SIGKILL);
 		waitpid(l->child, NULL, __WALL);
@@ -879,9 +903,7 @@ int sandbox_loop(struct sandbox *sb)
 	 * supervisor keeps the sandbox's fsuid/fsgid for the whole loop, so
 	 * host DAC decides as it would for the sandbox (its own scratch work
 	 * is done before and after). */
-	/* Before the sandbox's credentials: the watchdog keeps moat's own. */
-	if (watchdog_start(sb) < 0)
-		fprintf(stderr, "moat: warning: no watchdog thread: %s\n", strerror(errno));
+	/* The watchdog (launch_listener) keeps moat's own credentials. */
 	creds_sandbox(&sb->creds);
 	/* Calls on a thread of their own, with these credentials; the loop
 	 * serves them itself when it cannot have one. */

@@ -130,8 +130,9 @@ struct audit;
  * can be made: NET_NONE, and -1 + err saying why. */
 int net_setup(struct net *n, bool root, char *err, size_t errlen);
 void net_teardown(struct net *n);
-/* In the sandbox's first process, before it drops its capabilities. */
-int net_enter(const struct net *n);
+/* The namespace the sandbox's first process enters (setns) before it
+ * drops its capabilities, or -1: none to enter. */
+int net_enter_fd(const struct net *n);
 /* Is there a private world (a loopback of the sandbox's own)? */
 static inline bool net_private(const struct net *n)
 {

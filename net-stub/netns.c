@@ -266,11 +266,9 @@ void net_teardown(struct net *n)
 	n->dns_fd = n->priv_ns = n->host_ns = -1;
 }
 
-int net_enter(const struct net *n)
+int net_enter_fd(const struct net *n)
 {
-	if (n->mode != NET_NETNS)
-		return 0;
-	return setns(n->priv_ns, CLONE_NEWNET);
+	return n->mode == NET_NETNS ? n->priv_ns : -1;
 }
 
 int net_world(const struct net *n, int fd)

@@ -138,6 +138,33 @@ START_TEST(test_mounts_and_env)
 }
 END_TEST
 
+/* The environment's text lies packed: the four defaults in one page (one
+ * page fault at moat's start, not four); a value replaced keeps the others
+ * where they are; the buffer's end is an error that names it. */
+START_TEST(test_env_packed)
+{
+	run_config_init(&rc);
+	ck_assert(rc.env[3] - rc.env[0] < 512);
+	static char v[RUN_ENV_LEN + 1];
+	memset(v, 'x', sizeof v - 1);
+	ck_assert_int_eq(apply("--setenv", "V", v), -1);
+	ck_assert_str_eq(err, "--setenv V: value too long");
+	v[RUN_ENV_LEN - 3] = '\0'; /* V= ... NUL: exactly RUN_ENV_LEN */
+	ck_assert_int_eq(apply("--setenv", "V", v), 0);
+	ck_assert_int_eq(rc.nenv, 5);
+	ck_assert_uint_eq(strlen(rc.env[4]), RUN_ENV_LEN - 1);
+	int ok = 1, n = 0;
+	while ((ok = apply("--setenv", "V", v)) == 0 && n < 2 * RUN_MAX_ENV)
+		n++;
+	ck_assert_int_eq(ok, -1);
+	ck_assert_int_lt(n, RUN_MAX_ENV);
+	ck_assert(strstr(err, "the environment is over") != NULL);
+	ck_assert_int_eq(rc.nenv, 5);
+	ck_assert_str_eq(rc.env[1], "HOME=/workspace");
+	ck_assert_uint_eq(strlen(rc.env[4]), RUN_ENV_LEN - 1);
+}
+END_TEST
+
 START_TEST(test_apply_missing_argument)
 {
 	run_config_init(&rc);
@@ -215,6 +242,7 @@ static Suite *options_suite(void)
 	tcase_add_test(tc, test_setter_refuses_then_accepts);
 	tcase_add_test(tc, test_mounts_and_env);
 	tcase_add_test(tc, test_apply_missing_argument);
+	tcase_add_test(tc, test_env_packed);
 	tcase_add_test(tc, test_parse_argv);
 	tcase_add_test(tc, test_usage_from_table);
 	suite_add_tcase(s, tc);
