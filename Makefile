@@ -13,13 +13,14 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
 # moat itself links the archives of libseccomp, libelf (and zlib) and
 # libxxhash (the -dev packages ship them, built as PIC): ld.so then maps
 # five libraries at each start instead of nine (docs/performance.md).
-# libunwind's archives are not PIC, and moat stays a PIE: it links the .so.
+# libunwind is not linked: the stack walker maps it itself (dlopen,
+# audit/stack_unwind.c), so no run's start pays for its four libraries.
 # MOAT_DYNAMIC=1 links every library as the tests do.
 ifeq ($(MOAT_DYNAMIC),1)
 MOAT_LDLIBS := $(LDLIBS)
 else
 MOAT_LDLIBS := -Wl,-Bstatic $(shell pkg-config --libs --static $(STATIC_PKGS) 2>/dev/null) \
-	-Wl,-Bdynamic $(shell pkg-config --libs libunwind-ptrace libunwind-generic 2>/dev/null) -pthread
+	-Wl,-Bdynamic -ldl -pthread
 endif
 BUILD   ?= build
 MOAT_OUT ?= moat

@@ -46,6 +46,10 @@ int stack_walk_contained(pid_t pid, pid_t tid, uint64_t ip, uint64_t sp, uint64_
 
 /* ---- stack_unwind.c, in the walker ---- */
 
+/* Map libunwind (dlopen), in the walker before its filter forbids it.
+ * 0, or -1: no libunwind on this host (walks then fail, and the run goes
+ * on without stacks). */
+int stack_unwind_load(void);
 /* Make libunwind's address space, once, in the walker.  0, or -1. */
 int stack_unwind_init(void);
 /* Unwind thread `tid` of process `pid` from `ip` and `sp`: the program

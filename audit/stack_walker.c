@@ -201,6 +201,11 @@ static int walker_start(void)
 		    dup2(null, 1) < 0 || dup2(null, 2) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 5, ~0U, 0);
+		/* libunwind's files are the host's system libraries, mapped
+		 * while this process still may (the filter below allows no
+		 * executable mapping) */
+		if (stack_unwind_load() < 0)
+			_exit(1);
 		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 		struct __user_cap_data_struct d[2] = { 0 };
 		bool root = geteuid() == 0;

@@ -397,16 +397,22 @@ static void register_cleanup(struct cgroups *cg)
 	sa.sa_handler = on_fatal;
 	sa.sa_flags = (int)SA_RESETHAND;
 	sigfillset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
+	/* One call a signal: set, and put back what was not the default (a
+	 * signal the caller ignores stays ignored).  All blocked meanwhile:
+	 * one that comes between the two calls waits, and is dropped by the
+	 * SIG_IGN put back. */
+	sigset_t all, mask;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &mask);
+	sigset_t set;
+	fatal_set(&set);
+	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction old;
-		if (sigaction(fatal_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-			sigaction(fatal_sigs[i], &sa, NULL);
+		if (sigismember(&set, sig) == 1 && sigaction(sig, &sa, &old) == 0 &&
+		    old.sa_handler != SIG_DFL)
+			sigaction(sig, &old, NULL);
 	}
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
-		struct sigaction old;
-		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-			sigaction(sig, &sa, NULL);
-	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 }
 
 static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, char *err,

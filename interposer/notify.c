@@ -183,7 +183,7 @@ static void *serve(void *arg)
 	 * credentials (notify_prepare): it waits for it, then takes the
 	 * sandbox's, which the others are started with.  Meanwhile it takes
 	 * the page faults its first call would (~13 us each here). */
-	if (self == 0 && !atomic_load(&nt.go))
+	if (self == 0) /* before the first call: now, or at worst in it */
 		warm_up(c);
 	pthread_mutex_lock(&nt.park_lock);
 	while (!atomic_load(&nt.go) && !atomic_load(&nt.stop))
