@@ -150,11 +150,11 @@ static int phantom_link(struct vfs *v, mode_t type, int dirfd, const char *name)
 	}
 }
 
-int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen)
+/* The base: made (or, persisted, found and checked), its markers and
+ * phantoms.  As moat. */
+static int base_make(struct vfs *v, bool persist, char *err, size_t errlen)
 {
-	the_vfs = v;
-	v->nphantom = 0;
-	snprintf(v->ov_base_path, sizeof v->ov_base_path, "%s", base);
+	const char *base = v->ov_base_path;
 	if (mkdir(base, 0711) < 0 && !(persist && errno == EEXIST)) {
 		snprintf(err, errlen, "%s: cannot make the writable layer: %s", base,
 			 strerror(errno));
@@ -225,14 +225,23 @@ int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t er
 	return 0;
 }
 
-int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen)
+int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen)
 {
-	char upper[PATH_MAX];
-	snprintf(upper, sizeof upper, "%s/%s", v->ov_base_path, name);
-	if (vfs_mount_str(&m->upper, upper) < 0) {
-		snprintf(err, errlen, "%s: %s", upper, strerror(ENOMEM));
-		return -ENOMEM;
-	}
+	the_vfs = v;
+	v->nphantom = 0;
+	snprintf(v->ov_base_path, sizeof v->ov_base_path, "%s", base);
+	/* A run's own layers are made at its first write (ov_ensure): on
+	 * this VM's disk a directory costs ~0.1 ms to make and remove, and
+	 * most runs write below /tmp and /workspace only. */
+	v->ov_lazy = !persist;
+	return v->ov_lazy ? 0 : base_make(v, persist, err, errlen);
+}
+
+/* Layer `name` of the base for m: made as a placeholder of the lower
+ * root, or (persisted) found.  As moat. */
+static int layer_make(struct vfs *v, struct vfs_mount *m, const char *name, char *err,
+		      size_t errlen)
+{
 	struct stat st;
 	if (fstatat(v->ov_base, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* A new layer starts as a placeholder of the lower root. */
@@ -261,6 +270,30 @@ int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size
 	if (m->upper_real)
 		v->ov_used = true; /* a persisted layer with something in it */
 	return 0;
+}
+
+int ov_add(struct vfs *v, struct vfs_mount *m, const char *name, char *err, size_t errlen)
+{
+	char upper[PATH_MAX];
+	snprintf(upper, sizeof upper, "%s/%s", v->ov_base_path, name);
+	if (vfs_mount_str(&m->upper, upper) < 0) {
+		snprintf(err, errlen, "%s: %s", upper, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return v->ov_lazy ? 0 : layer_make(v, m, name, err, errlen);
+}
+
+/* m's layer, made now if this run has not made it yet (and the base
+ * with it): its first write.  0, or -errno.  As moat. */
+static int ov_ensure(struct vfs *v, struct vfs_mount *m)
+{
+	if (m->upper_fd >= 0)
+		return 0;
+	char err[PATH_MAX + 128];
+	int r = v->ov_base < 0 ? base_make(v, false, err, sizeof err) : 0;
+	if (r == 0)
+		r = layer_make(v, m, strrchr(m->upper, '/') + 1, err, sizeof err);
+	return r;
 }
 
 int ov_shadow(struct vfs_mount *m, const char *dir)
@@ -797,8 +830,10 @@ int vfs_make_writable(struct vfs *v, struct vfs_path *p, enum vfs_change what)
 
 	struct as_self s = self_begin(v);
 	bool changed = false;
+	int r = ov_ensure(v, m);
+	if (r < 0)
+		goto out;
 	v->ov_used = true;
-	int r = 0;
 	int up = copy_up_dirs(v, m, root ? "." : dir, &changed);
 	if (up < 0) {
 		r = up;

@@ -69,7 +69,8 @@ struct vfs {
 	/* The overlays' upper layers live below one base directory (in
 	 * scratch, or the --persist directory) together with the phantoms:
 	 * the inodes whose hard links stand for entries of a lower layer. */
-	int ov_base;
+	int ov_base;  /* -1 until made: a run's own at its first write */
+	bool ov_lazy; /* the base and each layer are made at its first write */
 	dev_t ov_dev; /* the filesystem of the upper layers */
 	bool ov_used; /* some upper layer holds something: only
 		       * then can a granted file be a copy */
