@@ -544,13 +544,29 @@ static int setup(struct cgroups *cg, enum cg_use use, const struct limits *l, ch
 	return -1;
 }
 
-int cgroup_attach(struct cgroups *cg, pid_t pid)
+/* The directory that holds the v2 pieces, or -1. */
+static int v2_dir(const struct cgroups *cg)
+{
+	for (int p = 0; p < CGP_N; p++)
+		if (cg->ver[p] == 2)
+			return cg->piece_dir[p];
+	return -1;
+}
+
+int cgroup_v2_fd(const struct cgroups *cg)
+{
+	int d = v2_dir(cg);
+	return d >= 0 ? cg->lock_fd[d] : -1;
+}
+
+int cgroup_attach(struct cgroups *cg, pid_t pid, bool born_v2)
 {
 	char s[32];
 	int n = snprintf(s, sizeof s, "%d", (int)pid);
 	int rc = 0;
+	int born = born_v2 ? v2_dir(cg) : -1;
 	for (int d = 0; d < cg->ndir; d++) {
-		if (write(cg->procs_fd[d], s, (size_t)n) == n)
+		if (d == born || write(cg->procs_fd[d], s, (size_t)n) == n)
 			continue;
 		/* Not in it: nothing that directory holds is in force. */
 		for (int p = 0; p < CGP_N; p++)

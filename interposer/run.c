@@ -63,8 +63,9 @@
  * - it reads its plan (struct child_plan), which moat writes before the
  *   clone and never after, and strings moat never changes (argv, env);
  *   it writes only its own stack;
- * - no handler of moat's runs in it: it starts with every signal blocked,
- *   and sets the handlers back to the default before it unblocks any.
+ * - no handler of moat's runs in it: it starts with every signal blocked
+ *   and with the default handlers (clone3's CLONE_CLEAR_SIGHAND; ignored
+ *   signals stay ignored, as across an exec).
  * Its network namespace and rlimits are worked out by moat before the
  * clone (net_enter_fd, limits_child_plan) and set by raw calls, so moat
  * may go on meanwhile: it starts its threads while the child sets itself
@@ -134,21 +135,6 @@ CHILD_FN static _Noreturn void child_fail(const struct child_plan *p, const char
 		m.step[i] = step[i];
 	child_sys(SYS_write, p->msg_wr, &m, sizeof m);
 	child_exit(125);
-}
-
-/* moat's handlers (cgroup.c's on fatal signals) would run on moat's
- * memory: the default instead, as the exec would set.  Ignored signals
- * stay ignored (the caller's, across the exec too). */
-CHILD_FN static void child_handlers_default(void)
-{
-	struct {
-		unsigned long handler, flags, restorer, mask;
-	} sa, dfl = { 0 };
-	for (int s = 1; s <= 64; s++)
-		if (s != SIGKILL && s != SIGSTOP &&
-		    child_sys(SYS_rt_sigaction, s, NULL, &sa, 8) == 0 &&
-		    sa.handler != (unsigned long)SIG_DFL && sa.handler != (unsigned long)SIG_IGN)
-			child_sys(SYS_rt_sigaction, s, &dfl, NULL, 8);
 }
 
 /* The bounding set, once, while CAP_SETPCAP is still held (before the
@@ -394,7 +380,6 @@ CHILD_FN static int child_main(void *arg)
 		child_exit(125);
 	for (int i = 0; i < 3; i++)
 		child_sys(SYS_close, p->moat_end[i]);
-	child_handlers_default();
 	char go;
 	if (child_sys(SYS_read, p->sync_rd, &go, 1) != 1) /* moat has seized us */
 		child_exit(125);
@@ -446,6 +431,7 @@ struct launch {
 	void *stack; /* the child's (launch_stack) */
 	size_t stack_len;
 	pid_t child;
+	bool born_v2; /* cloned into the v2 cgroup (CLONE_INTO_CGROUP) */
 	struct proc *proc;
 	bool heard; /* `said` read from msg[0] */
 	struct child_msg said;
@@ -566,6 +552,43 @@ static void launch_plan(struct launch *l, struct child_plan *p)
 			p->mask |= 1UL << (s - 1);
 }
 
+/* clone3's arguments (linux/sched.h's macros collide with glibc's). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+		set_tid_size, cgroup;
+};
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* clone3 onto the stack in `ca`: the child calls fn(arg) there (16-byte
+ * aligned, as the stack's top is) and exits with what it returns, which
+ * child_main never does.  The child's pid, or -errno.  glibc has no
+ * clone3 wrapper: the child must not return through this function's
+ * frame, which is on moat's stack. */
+static long clone3_on_stack(struct clone3_args *ca, int (*fn)(void *), void *arg)
+{
+	long ret = SYS_clone3;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "mov %[arg], %%rdi\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov %[exit_nr], %%eax\n\t"
+			 "syscall\n\t"
+			 "hlt\n"
+			 "1:"
+			 : "+a"(ret)
+			 : "D"(ca),
+			   "S"(sizeof *ca), [fn] "r"(fn), [arg] "r"(arg), [exit_nr] "i"(SYS_exit)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 static int launch_fork(struct launch *l)
 {
 	struct sandbox *sb = l->sb;
@@ -583,11 +606,29 @@ static int launch_fork(struct launch *l)
 	sigset_t all, old;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid_t child = clone(child_main, (char *)l->stack + l->stack_len, CLONE_VM | SIGCHLD, &plan);
-	int e = errno;
+	/* Handlers back to the default (moat's would run on moat's memory;
+	 * ignored signals stay ignored, the caller's, across the exec too),
+	 * and born in the v2 cgroup where the kernel will: no migration. */
+	struct clone3_args ca = { .flags = CLONE_VM | CLONE_CLEAR_SIGHAND,
+				  .exit_signal = SIGCHLD,
+				  .stack = (uintptr_t)l->stack,
+				  .stack_size = l->stack_len };
+	int cgfd = cgroup_v2_fd(&sb->cg);
+	if (cgfd >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)cgfd;
+	}
+	long child = clone3_on_stack(&ca, child_main, &plan);
+	if (child < 0 && cgfd >= 0 && child != -ENOMEM && child != -EAGAIN) {
+		/* one it will not clone into: attached by a write, as v1's */
+		ca.flags &= ~CLONE_INTO_CGROUP;
+		ca.cgroup = 0;
+		child = clone3_on_stack(&ca, child_main, &plan);
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (child < 0)
-		return launch_fail(l, e, "fork", NULL);
+		return launch_fail(l, (int)-child, "fork", NULL);
+	l->born_v2 = (ca.flags & CLONE_INTO_CGROUP) != 0;
 	l->child = child;
 	close_fd(&l->sync[0]);
 	close_fd(&l->msg[1]);
@@ -620,7 +661,7 @@ static int launch_seize(struct launch *l)
 	t->linked = true;
 	t->started = true; /* seized, never auto-attached: no initial stop */
 	errno = 0;
-	int attached = cgroup_attach(&sb->cg, l->child);
+	int attached = cgroup_attach(&sb->cg, l->child, l->born_v2);
 	int e = errno;
 	/* A default memory limit only a cgroup may hold (cli/main.c) */
 	if (sb->lim.mem_default && !sb->cg.ver[CGP_MEMORY])
