@@ -69,7 +69,12 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -O2 -g -Wall -o $@ $< -lpthread $(shell pkg-config --libs libseccomp)
 
-probes: $(PROBE_BIN)
+# esc_walker_libpath's planted library (a shared object, not a program)
+$(BUILD)/tests/security/esc_walker_lib.so: tests/security/lib/walker_unwind.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE -O2 -Wall -shared -fPIC -o $@ $<
+
+probes: $(PROBE_BIN) $(BUILD)/tests/security/esc_walker_lib.so
 
 # Install the Debian packages the build and the tests need, only if one is
 # missing (dpkg-query is fast; apt-get is not).

@@ -16,6 +16,14 @@ void stack_distrust(const char *dir);
 /* The ids the stack walker runs as when moat is root: the sandbox's (it
  * opens what the sandbox could read, and nothing more). */
 void stack_walker_ids(uid_t uid, gid_t gid);
+/* At moat's start, before any sandbox exists: when the caller's
+ * LD_LIBRARY_PATH is set, map libunwind now.  The walker maps it otherwise
+ * (dlopen, at the run's first stack), and ld.so would then search the
+ * caller's directories while the sandbox runs, one of which it may write
+ * (an empty element is moat's cwd, often a --bind): its library would run
+ * as root, outside.  Without LD_LIBRARY_PATH the search is the system's
+ * own (ld.so.cache, /lib, /usr/lib), which no sandbox writes. */
+void stack_unwinder_early(void);
 /* The loop reaped `pid`: true (and forgotten) when it was the walker. */
 bool stack_walker_reaped(pid_t pid);
 #define STACK_MAX 16

@@ -52,23 +52,28 @@ static int sym(void *lib, const char *name, void *slot)
 
 int stack_unwind_load(void)
 {
+	static int loaded; /* 1: mapped, -1: could not be */
+	if (loaded)
+		return loaded > 0 ? 0 : -1;
 	/* The architecture's library first and global: the ptrace helpers
 	 * do not name it as a dependency, and take their unw_ calls from it */
 	void *g = dlopen("libunwind-" UNW_NAME(UNW_TARGET) ".so.8", RTLD_NOW | RTLD_GLOBAL);
 	void *p = g ? dlopen("libunwind-ptrace.so.0", RTLD_NOW | RTLD_LOCAL) : NULL;
-	return sym(p, "_UPT_create", &lu.upt_create) < 0 ||
-			       sym(p, "_UPT_destroy", &lu.upt_destroy) < 0 ||
-			       sym(p, "_UPT_find_proc_info", &lu.upt_find_proc_info) < 0 ||
-			       sym(p, "_UPT_put_unwind_info", &lu.upt_put_unwind_info) < 0 ||
-			       sym(g, UNW_NAME(unw_create_addr_space), &lu.create_addr_space) < 0 ||
-			       sym(g, UNW_NAME(unw_set_caching_policy), &lu.set_caching_policy) <
-				       0 ||
-			       sym(g, UNW_NAME(unw_flush_cache), &lu.flush_cache) < 0 ||
-			       sym(g, UNW_NAME(unw_init_remote), &lu.init_remote) < 0 ||
-			       sym(g, UNW_NAME(unw_get_reg), &lu.get_reg) < 0 ||
-			       sym(g, UNW_NAME(unw_step), &lu.step) < 0
-		       ? -1
-		       : 0;
+	loaded = sym(p, "_UPT_create", &lu.upt_create) < 0 ||
+				 sym(p, "_UPT_destroy", &lu.upt_destroy) < 0 ||
+				 sym(p, "_UPT_find_proc_info", &lu.upt_find_proc_info) < 0 ||
+				 sym(p, "_UPT_put_unwind_info", &lu.upt_put_unwind_info) < 0 ||
+				 sym(g, UNW_NAME(unw_create_addr_space), &lu.create_addr_space) <
+					 0 ||
+				 sym(g, UNW_NAME(unw_set_caching_policy), &lu.set_caching_policy) <
+					 0 ||
+				 sym(g, UNW_NAME(unw_flush_cache), &lu.flush_cache) < 0 ||
+				 sym(g, UNW_NAME(unw_init_remote), &lu.init_remote) < 0 ||
+				 sym(g, UNW_NAME(unw_get_reg), &lu.get_reg) < 0 ||
+				 sym(g, UNW_NAME(unw_step), &lu.step) < 0
+			 ? -1
+			 : 1;
+	return loaded > 0 ? 0 : -1;
 }
 
 /* The thread being walked (the walker walks one at a time). */

@@ -171,6 +171,12 @@ bool stack_walker_reaped(pid_t pid)
 	return true;
 }
 
+void stack_unwinder_early(void)
+{
+	if (getenv("LD_LIBRARY_PATH"))
+		stack_unwind_load();
+}
+
 static int walker_start(void)
 {
 	if (!contain_prog.len && contain_build() < 0)

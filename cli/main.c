@@ -591,6 +591,7 @@ static int run_plan_execute(const struct run_config *rc)
 
 static int cmd_run(int argc, char **argv)
 {
+	stack_unwinder_early(); /* before anything of the sandbox's exists */
 	static struct run_config rc;
 	/* An argument is at most 128 KiB (MAX_ARG_STRLEN): a message that
 	 * echoes one holds it whole. */

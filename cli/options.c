@@ -678,12 +678,13 @@ void run_config_defaults(struct run_config *rc)
 					      AUDIT_RATE_DEFAULT * AUDIT_BURST_PER_RATE };
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
 	/* LANG and TERM are the caller's, cut to one variable's room */
+	const int room = RUN_ENV_LEN - (int)sizeof "LANG=";
 	rc->envused = 0;
 	rc->env[0] = env_put(rc,
 			     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	rc->env[1] = env_put(rc, "HOME=/workspace");
-	rc->env[2] = env_put(rc, "LANG=%.4000s", lang && *lang ? lang : "C.UTF-8");
-	rc->env[3] = env_put(rc, "TERM=%.4000s", term && *term ? term : "dumb");
+	rc->env[2] = env_put(rc, "LANG=%.*s", room, lang && *lang ? lang : "C.UTF-8");
+	rc->env[3] = env_put(rc, "TERM=%.*s", room, term && *term ? term : "dumb");
 	rc->nenv = 4;
 	rc->env[rc->nenv] = NULL;
 }

@@ -152,7 +152,7 @@ static int phantom_link(struct vfs *v, mode_t type, int dirfd, const char *name)
 
 /* The base: made (or, persisted, found and checked), its markers and
  * phantoms.  As moat. */
-static int base_make(struct vfs *v, bool persist, char *err, size_t errlen)
+static int base_open(struct vfs *v, bool persist, char *err, size_t errlen)
 {
 	const char *base = v->ov_base_path;
 	if (mkdir(base, 0711) < 0 && !(persist && errno == EEXIST)) {
@@ -225,6 +225,18 @@ static int base_make(struct vfs *v, bool persist, char *err, size_t errlen)
 	return 0;
 }
 
+/* base_open, and on a failure no base fd kept: the next write checks all
+ * again. */
+static int base_make(struct vfs *v, bool persist, char *err, size_t errlen)
+{
+	int r = base_open(v, persist, err, errlen);
+	if (r < 0 && v->ov_base >= 0) {
+		close(v->ov_base);
+		v->ov_base = -1;
+	}
+	return r;
+}
+
 int ov_setup(struct vfs *v, const char *base, bool persist, char *err, size_t errlen)
 {
 	the_vfs = v;
@@ -254,6 +266,9 @@ static int layer_make(struct vfs *v, struct vfs_mount *m, const char *name, char
 		if (d >= 0)
 			close(d);
 		if (r < 0) {
+			/* never left without its marker: a later write would take
+			 * it for a real, empty root */
+			unlinkat(v->ov_base, name, AT_REMOVEDIR);
 			snprintf(err, errlen, "%s: %s", m->upper, strerror(-r));
 			return r;
 		}

@@ -102,6 +102,10 @@ struct child_plan {
  * would take its noreturn calls for a stack switch (and say so on the
  * program's stderr). */
 #define CHILD_FN __attribute__((no_sanitize("address")))
+/* In a copying loop of the child's: the compiler may not turn the loop
+ * into a call of glibc's memcpy (through the PLT, lazily bound: ld.so's
+ * resolver on moat's thread pointer while moat's threads run). */
+#define CHILD_NO_LIBC() __asm__ volatile("" ::: "memory")
 
 /* A system call, not glibc's wrapper: its result, or -errno.  The
  * argument registers count as changed: at an exec stop moat rewrites
@@ -296,8 +300,10 @@ CHILD_FN static long child_execve(const char *file, char *const argv[], char *co
 	sh[0] = "/bin/sh";
 	sh[1] = (char *)file;
 	sh[2] = NULL;
-	for (size_t i = 1; i < argc; i++)
+	for (size_t i = 1; i < argc; i++) {
 		sh[i + 1] = argv[i];
+		CHILD_NO_LIBC();
+	}
 	sh[argc > 1 ? argc + 1 : 2] = NULL;
 	return child_sys(SYS_execve, sh[0], sh, env);
 }
@@ -328,12 +334,16 @@ CHILD_FN static long child_execvp(const char *file, char *const argv[], char *co
 			dl++;
 		if (dl < PATH_MAX) { /* longer: no such directory to try */
 			size_t n = 0;
-			for (size_t i = 0; i < dl; i++)
+			for (size_t i = 0; i < dl; i++) {
 				buf[n++] = d[i];
+				CHILD_NO_LIBC();
+			}
 			if (dl)
 				buf[n++] = '/';
-			for (size_t i = 0; i <= fl; i++)
+			for (size_t i = 0; i <= fl; i++) {
 				buf[n++] = file[i];
+				CHILD_NO_LIBC();
+			}
 			r = child_execve(buf, argv, env);
 			if (r == -EACCES)
 				eacces = true;
