@@ -116,6 +116,27 @@ __attribute__((format(printf, 1, 2), noreturn)) static inline void esc_unsupport
 	exit(77);
 }
 
+/* Copy file `from` to a new `to` (mode 0755; `oflags` O_EXCL or O_TRUNC):
+ * 0, or -1. */
+static inline int esc_copy_file(const char *from, const char *to, int oflags)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | oflags | O_CLOEXEC, 0755);
+	char buf[65536];
+	ssize_t n = 0;
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	int ok = in >= 0 && out >= 0 && n == 0;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ok ? 0 : -1;
+}
+
 /* A broken invocation is neither ESCAPED nor HELD: the runner fails it. */
 __attribute__((noreturn)) static inline void esc_usage(const char *msg)
 {

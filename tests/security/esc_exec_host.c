@@ -77,32 +77,13 @@ static int try_exec(const char *path)
 	return WEXITSTATUS(st) ? -WEXITSTATUS(st) : RAN_OTHER;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
-	char buf[65536];
-	ssize_t n = 0;
-	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	int ok = in >= 0 && out >= 0 && n == 0;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return ok ? 0 : -1;
-}
-
 static void race(const char *host)
 {
 	snprintf(prog, sizeof prog, "/tmp/esc_prog.%d", (int)getpid());
 	snprintf(alt, sizeof alt, "/tmp/esc_prog_alt.%d", (int)getpid());
 	unlink(prog);
 	unlink(alt);
-	if (copy_file("/bin/true", prog) < 0) {
+	if (esc_copy_file("/bin/true", prog, O_EXCL) < 0) {
 		esc_held("exec race: copying /bin/true to %s: %s", prog, esc_errname(errno));
 		return;
 	}

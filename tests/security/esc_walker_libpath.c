@@ -26,25 +26,6 @@
 
 #include "esc.h"
 
-static int copy(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	char buf[65536];
-	ssize_t n = 0;
-	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	int ok = in >= 0 && out >= 0 && n == 0;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return ok ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 3 || argv[1][0] != '/' || argv[2][0] != '/')
@@ -55,7 +36,7 @@ int main(int argc, char **argv)
 	snprintf(lib, sizeof lib, "%s/esc_walker_lib.so", dirname(self));
 	snprintf(planted, sizeof planted, "%s/libunwind-x86_64.so.8", argv[1]);
 	snprintf(proof, sizeof proof, "%s/proof", argv[1]);
-	if (copy(lib, planted) < 0) {
+	if (esc_copy_file(lib, planted, O_TRUNC) < 0) {
 		esc_held("plant %s: %s", planted, esc_errname(errno));
 		return esc_finish();
 	}
