@@ -154,7 +154,7 @@ struct run {
 
 /* moat holds fds for the view, the cgroups and the network besides each
  * call's own: its soft limit goes up to the hard one, and the program
- * gets the caller's back (limits_child). */
+ * gets the caller's back (limits_child_plan). */
 static int run_fds(struct run *r)
 {
 	struct limits *lim = &r->sb.lim;
