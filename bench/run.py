@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -329,7 +330,7 @@ def hyperfine(argv, runs, warmup, outdir):
     with open(js) as f:
         res = json.load(f)["results"][0]
     return {"median": res["median"], "mean": res["mean"], "min": res["min"],
-            "times": res["times"]}, None
+            "times": res["times"], "cpu": res.get("user", 0) + res.get("system", 0)}, None
 
 
 def failure(argv, hf_out):
@@ -345,19 +346,22 @@ def failure(argv, hf_out):
 
 
 def own_timing(argv, runs, warmup):
-    times = []
+    times, cpu = [], []
     for i in range(warmup + runs):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         r = run(argv)
         t = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r is None:
             return None, "timed out"
         if r.returncode != 0:
             return None, f"exit {r.returncode}: {errline(r.stderr)}"
         if i >= warmup:
             times.append(t)
+            cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     return {"median": statistics.median(times), "mean": statistics.mean(times),
-            "min": min(times), "times": times}, None
+            "min": min(times), "times": times, "cpu": statistics.mean(cpu)}, None
 
 
 def measure_cell(argv, runs, warmup, budget, tmp):
@@ -854,6 +858,13 @@ def print_scaling(res, checks):
           f"{verdict(ok)} | |")
     checks.append({"check": "4 finds at once ÷ 1, moat's ratio ÷ native's (issue 13)",
                    "value": val, "target": "<= 1.2", "ok": ok})
+    busy = []  # CPUs kept busy: a run's CPU (user + system, all its processes) ÷ its wall
+    for k in ("native.1", "native.4", "moat.1", "moat.4"):
+        r = fi.get(k, {})
+        if r.get("cpu") and r.get("mean"):
+            busy.append(f"{k.replace('.', ' ')}: {r['cpu'] / r['mean']:.2f}")
+    if busy:
+        print(f"| CPUs kept busy (CPU ÷ wall, means) | {' · '.join(busy)} | | | | | |")
     val = ratio(med(mk, "moat"), med(mk, "native"))
     ok = None if val is None else val <= 2.0
     print(f"| `make -j2` of a generated 20-file C project | {cell(mk, 'native')} | "
