@@ -77,11 +77,13 @@ struct sess {
 	json_t *outputs;
 	json_t *close_id;
 	bool closing;
+	const char *close_reason; /* set when the session closed itself */
+	uint64_t last_active;      /* the end of its last cell, or its start */
 };
 
 static struct {
 	char exe[PATH_MAX];
-	double grace_s;
+	double grace_s, idle_s;
 	size_t max_msg;
 	int max_sessions;
 	struct sess *s[MAX_SESSIONS];
@@ -330,6 +332,7 @@ static void cell_reply(struct sess *s, const char *status, json_t *extra, const 
 	json_object_set(r, "outputs", s->outputs ? s->outputs : json_array());
 	emit(s->exec_id, r);
 	cell_clear(s);
+	s->last_active = now_ms();
 }
 
 static void cell_start(struct sess *s, json_t *req)
@@ -449,6 +452,7 @@ static void driver_line(void *ctx, char *text, size_t len)
 		protocol_error(s, "the driver sent a message that is not a JSON object with \"ev\"");
 	} else if (!strcmp(ev, "ready") && s->st == S_STARTING && json_object_size(m) == 1) {
 		s->st = S_READY;
+		s->last_active = now_ms();
 		if (s->creating) {
 			emit(s->create_id, json_pack("{s:b, s:s, s:I}", "ok", 1, "session", s->name,
 						     "started_ms",
@@ -595,7 +599,10 @@ static void sess_died(struct sess *s)
 	}
 	if (s->queued && (failed || s->closing))
 		reply_error(json_object_get(s->queued, "id"), "session %s is gone", s->name);
-	if (s->closing)
+	if (s->closing && s->close_reason)
+		emit(NULL, json_pack("{s:s, s:s, s:s, s:s}", "event", "closed", "session", s->name,
+				     "reason", s->close_reason, "verdict", verdict));
+	else if (s->closing)
 		emit(s->close_id, json_pack("{s:b, s:s}", "ok", 1, "verdict", verdict));
 	if (failed || s->closing) {
 		sess_free(s);
@@ -900,17 +907,25 @@ static int deadlines(void)
 		}
 		if (s->st == S_BUSY && s->grace_at && now >= s->grace_at && !s->killed)
 			sess_kill(s);
+		uint64_t idle_at = s->st == S_READY && !s->queued && ss.idle_s > 0
+					   ? s->last_active + (uint64_t)(ss.idle_s * 1000)
+					   : 0;
+		if (idle_at && now >= idle_at) {
+			s->close_reason = "idle";
+			sess_close(s, NULL);
+			idle_at = 0;
+		}
 		if (s->closing && now >= s->kill_at && !s->killed)
 			sess_kill(s);
 		else if (s->killed && now >= s->kill_at && !s->hard_killed) {
 			signal_run(s, SIGKILL);
 			s->hard_killed = true;
 		}
-		uint64_t due[4] = { s->st == S_BUSY && !s->interrupted ? s->deadline : 0,
+		uint64_t due[5] = { s->st == S_BUSY && !s->interrupted ? s->deadline : 0,
 				    s->st == S_BUSY && !s->killed ? s->grace_at : 0,
 				    s->closing && !s->killed ? s->kill_at : 0,
-				    s->killed && !s->hard_killed ? s->kill_at : 0 };
-		for (int k = 0; k < 4; k++)
+				    s->killed && !s->hard_killed ? s->kill_at : 0, idle_at };
+		for (int k = 0; k < 5; k++)
 			if (due[k] && (!next || due[k] < next))
 				next = due[k];
 	}
@@ -1006,12 +1021,15 @@ static int usage_error(const char *what, const char *arg)
 
 static void session_usage(FILE *f)
 {
-	fputs("usage: moat session [--grace SEC] [--max-sessions N] [--max-message BYTES]\n"
+	fputs("usage: moat session [--grace SEC] [--idle-timeout SEC] [--max-sessions N]\n"
+	      "                    [--max-message BYTES]\n"
 	      "\n"
 	      "Serves live interpreters in sandboxes over JSON lines: requests on stdin,\n"
 	      "replies and events on stdout (docs/sessions.md).\n"
 	      "  --grace SEC         an interrupted cell's time to stop before its\n"
 	      "                      interpreter is killed and restarted (default 2)\n"
+	      "  --idle-timeout SEC  a session without a cell for SEC is closed (default\n"
+	      "                      1200; 0: never)\n"
 	      "  --max-sessions N    sessions at once (default and most: 64)\n"
 	      "  --max-message BYTES a request or a driver's message at most (default 32 MiB)\n",
 	      f);
@@ -1020,6 +1038,7 @@ static void session_usage(FILE *f)
 int cmd_session(int argc, char **argv)
 {
 	ss.grace_s = 2;
+	ss.idle_s = 1200;
 	ss.max_sessions = MAX_SESSIONS;
 	ss.max_msg = 32u << 20;
 	for (int i = 0; i < argc; i++) {
@@ -1037,6 +1056,10 @@ int cmd_session(int argc, char **argv)
 			ss.grace_s = strtod(v, &end);
 			if (errno || *end || end == v || !(ss.grace_s >= 0 && ss.grace_s <= 3600))
 				return usage_error("--grace: seconds from 0 to 3600, not ", v);
+		} else if (!strcmp(a, "--idle-timeout")) {
+			ss.idle_s = strtod(v, &end);
+			if (errno || *end || end == v || !(ss.idle_s >= 0 && ss.idle_s <= 86400 * 7))
+				return usage_error("--idle-timeout: seconds from 0 to a week, not ", v);
 		} else if (!strcmp(a, "--max-sessions")) {
 			long n = strtol(v, &end, 10);
 			if (errno || *end || end == v || n < 1 || n > MAX_SESSIONS)
