@@ -3,22 +3,18 @@
 # line; messages go out on the original stdout, one JSON object a line.
 # The cell's own fds 1 and 2 are pipes this driver reads and forwards as
 # `stream` messages, and its stdin is /dev/null.  Standard library only.
-import ast
-import base64
+# Imports are few and light: each is paid by every session's start (under
+# moat, a module is several supervised calls); ast, traceback, linecache
+# and base64 wait for the first cell that needs them.
 import builtins
 import codecs
-import importlib.abc
-import importlib.util
 import io
 import json
-import linecache
 import os
 import queue
-import secrets
 import signal
 import sys
 import threading
-import traceback
 import types
 
 
@@ -97,6 +93,7 @@ def _driver():
 
     def bundle(obj):
         """Jupyter's representations of obj: MIME type -> string."""
+        import base64
         data = {"text/plain": repr(obj)}
         for meth, mime, binary in (("_repr_html_", "text/html", False),
                                    ("_repr_svg_", "image/svg+xml", False),
@@ -135,6 +132,7 @@ def _driver():
         plt = sys.modules.get("matplotlib.pyplot")
         if plt is None:
             return
+        import base64
         for num in plt.get_fignums():
             fig = plt.figure(num)
             out = io.BytesIO()
@@ -151,7 +149,7 @@ def _driver():
     # matplotlib draws with Agg, and plt.show() shows the figures as
     # display outputs: pyplot's show is replaced as it is imported (an
     # import hook; importing matplotlib here would cost every session).
-    class ShowLoader(importlib.abc.Loader):
+    class ShowLoader:
         def __init__(self, inner):
             self.inner = inner
 
@@ -162,15 +160,17 @@ def _driver():
             self.inner.exec_module(module)
             module.show = show_figures
 
-    class PyplotHook(importlib.abc.MetaPathFinder):
+    class PyplotHook:
         def find_spec(self, name, path, target=None):
             if name != "matplotlib.pyplot":
                 return None
-            sys.meta_path.remove(self)
-            try:
-                spec = importlib.util.find_spec(name)
-            finally:
-                sys.meta_path.insert(0, self)
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
             if spec is not None and spec.loader is not None:
                 spec.loader = ShowLoader(spec.loader)
             return spec
@@ -181,6 +181,8 @@ def _driver():
 
     def run_cell(n, code):
         """(status, result, error) of one cell."""
+        import ast
+        import linecache
         name = f"<cell {n}>"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         try:
@@ -206,6 +208,7 @@ def _driver():
             return "error", None, error_of(e, skip=0)
 
     def error_of(e, skip):
+        import traceback
         tb = e.__traceback__
         for _ in range(skip):  # our own frame
             if tb is not None:
@@ -246,7 +249,7 @@ def _driver():
             os.dup2(writer[fd], fd)  # whatever the last cell made of it
         signal.signal(signal.SIGINT, signal.default_int_handler)
         with state_lock:
-            state.update(n=n, marker=b"\0moat-end-" + secrets.token_hex(16).encode() + b"\0",
+            state.update(n=n, marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0",
                          running=True)
         try:
             status, result, error = run_cell(n, code)
