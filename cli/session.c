@@ -104,7 +104,9 @@ static void emit(json_t *id, json_t *obj)
 {
 	if (id)
 		json_object_set(obj, "id", id);
-	char *text = json_dumps(obj, JSON_COMPACT);
+	/* ASCII only: a stream's text is the sandbox's, and a client may show
+	 * it on a terminal; escaped, no byte of it is a control sequence. */
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(obj);
 	if (!text)
 		return;
@@ -531,7 +533,8 @@ static void run_report(struct sess *s, char *verdict, size_t vlen, char *msg, si
 	last = last ? last + 1 : s->err_tail;
 	json_t *rep = json_loads(last, 0, NULL);
 	const char *st = json_string_value(json_object_get(rep, "status"));
-	if (st) {
+	/* moat's verdicts are two capitals; anything else is not its report */
+	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z') {
 		snprintf(verdict, vlen, "%s", st);
 		if (last == s->err_tail) {
 			json_decref(rep);
