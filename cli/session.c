@@ -40,6 +40,8 @@ extern const char driver_python[]; /* build/gen/drivers.c */
 #define KILL_WAIT_MS 5000    /* moat run's time to end its sandbox */
 #define MAX_TRACEBACK 1000   /* lines */
 #define MAX_MIME_KEY 128
+#define MAX_FILEOPS 16      /* file requests in flight, a session */
+#define MAX_FILES 1000      /* entries of a listing or files_changed */
 
 /* A line being read from a pipe. */
 struct linebuf {
@@ -78,6 +80,11 @@ struct sess {
 	json_t *close_id;
 	bool closing;
 	const char *close_reason; /* set when the session closed itself */
+	struct fileop {
+		int rid; /* 0: a free slot */
+		char action[8];
+		json_t *id;
+	} files[MAX_FILEOPS];
 	uint64_t last_active;      /* the end of its last cell, or its start */
 };
 
@@ -88,6 +95,7 @@ static struct {
 	int max_sessions;
 	struct sess *s[MAX_SESSIONS];
 	unsigned next_name;
+	int next_rid;
 	bool stdin_open;
 	struct linebuf in;
 } ss;
@@ -439,6 +447,105 @@ static bool error_object(const json_t *v)
 	return true;
 }
 
+/* files_changed: [{path, size, sha256?}], each field of its type. */
+static bool files_list(const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
+		return false;
+	json_array_foreach(v, i, x) {
+		json_t *h = json_object_get(x, "sha256");
+		size_t keys = 2 + (h != NULL);
+		if (!json_is_object(x) || json_object_size(x) != keys ||
+		    !json_is_string(json_object_get(x, "path")) ||
+		    !json_is_integer(json_object_get(x, "size")) ||
+		    (h && (!json_is_string(h) || json_string_length(h) != 64)))
+			return false;
+	}
+	return true;
+}
+
+/* A listing's entries: [{name, type, size, mtime}]. */
+static bool entries_list(const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
+		return false;
+	json_array_foreach(v, i, x) {
+		if (!json_is_object(x) || json_object_size(x) != 4 ||
+		    !json_is_string(json_object_get(x, "name")) ||
+		    !json_is_string(json_object_get(x, "type")) ||
+		    !json_is_integer(json_object_get(x, "size")) ||
+		    !json_is_number(json_object_get(x, "mtime")))
+			return false;
+	}
+	return true;
+}
+
+static struct fileop *fileop_find(struct sess *s, json_int_t rid)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid && s->files[i].rid == rid)
+			return &s->files[i];
+	return NULL;
+}
+
+static void fileop_end(struct fileop *f)
+{
+	json_decref(f->id);
+	*f = (struct fileop){ 0 };
+}
+
+/* The driver's answer to a file request: checked, then the reply. */
+static bool file_reply(struct sess *s, json_t *m)
+{
+	json_t *rid = json_object_get(m, "rid");
+	struct fileop *f = json_is_integer(rid) ? fileop_find(s, json_integer_value(rid)) : NULL;
+	json_t *ok = json_object_get(m, "ok");
+	if (!f || !json_is_boolean(ok))
+		return false;
+	json_t *r = NULL;
+	if (!json_is_true(ok)) {
+		json_t *err = json_object_get(m, "error");
+		if (!json_is_string(err) || json_object_size(m) != 4)
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 0, "error", err);
+	} else if (!strcmp(f->action, "put")) {
+		if (json_object_size(m) != 4 || !json_is_integer(json_object_get(m, "size")))
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 1, "size", json_object_get(m, "size"));
+	} else if (!strcmp(f->action, "get")) {
+		const char *fmt = json_string_value(json_object_get(m, "format"));
+		json_t *h = json_object_get(m, "sha256");
+		if (json_object_size(m) != 7 || !json_is_string(json_object_get(m, "data")) ||
+		    !json_is_integer(json_object_get(m, "size")) || !json_is_string(h) ||
+		    json_string_length(h) != 64 || !fmt || (strcmp(fmt, "raw") && strcmp(fmt, "tar")))
+			return false;
+		r = json_pack("{s:b, s:O, s:O, s:O, s:s}", "ok", 1, "data", json_object_get(m, "data"),
+			      "size", json_object_get(m, "size"), "sha256", h, "format", fmt);
+	} else {
+		json_t *e = json_object_get(m, "entries");
+		if (json_object_size(m) != 4 || !entries_list(e))
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 1, "entries", e);
+	}
+	emit(f->id, r);
+	fileop_end(f);
+	return true;
+}
+
+/* Every file request still in flight fails: the interpreter went. */
+static void fileops_fail(struct sess *s)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid) {
+			reply_error(s->files[i].id, "the session's interpreter ended (%s)", "restarted");
+			fileop_end(&s->files[i]);
+		}
+}
+
 /* One message of the driver's: checked, then passed on. */
 static void driver_line(void *ctx, char *text, size_t len)
 {
@@ -481,17 +588,24 @@ static void driver_line(void *ctx, char *text, size_t len)
 		json_t *data = json_object_get(m, "data");
 		json_array_append(s->outputs, data);
 		emit(s->exec_id, json_pack("{s:s, s:O}", "event", "display", "data", data));
-	} else if (!strcmp(ev, "done") && ours && json_object_size(m) == 5) {
+	} else if (!strcmp(ev, "file") && s->st != S_STARTING) {
+		if (!file_reply(s, m))
+			protocol_error(s, "the driver's \"file\" message is malformed or unasked");
+	} else if (!strcmp(ev, "done") && ours && json_object_size(m) == 6) {
 		const char *st = json_string_value(json_object_get(m, "status"));
 		json_t *result = json_object_get(m, "result");
 		json_t *error = json_object_get(m, "error");
+		json_t *files = json_object_get(m, "files");
 		if (!st || (strcmp(st, "ok") && strcmp(st, "error") && strcmp(st, "interrupted")) ||
-		    !(json_is_null(result) || mime_bundle(result)) || !error_object(error)) {
+		    !(json_is_null(result) || mime_bundle(result)) || !error_object(error) ||
+		    !files_list(files)) {
 			protocol_error(s, "the driver's \"done\" message is malformed");
 		} else {
 			if (!strcmp(st, "interrupted") && s->timed_out)
 				st = "timeout";
-			cell_reply(s, st, json_pack("{s:O, s:O}", "result", result, "error", error),
+			cell_reply(s, st,
+				   json_pack("{s:O, s:O, s:O}", "result", result, "error", error,
+					     "files_changed", files),
 				   "OK", false);
 			s->st = S_READY;
 		}
@@ -570,6 +684,7 @@ static void sess_free(struct sess *s)
 	json_decref(s->create_id);
 	json_decref(s->queued);
 	json_decref(s->close_id);
+	fileops_fail(s);
 	cell_clear(s);
 	args_free(s->argv);
 	free(s);
@@ -591,6 +706,7 @@ static void sess_died(struct sess *s)
 	close_fd(&s->pidfd);
 	s->pend_len = 0;
 	s->pid = 0;
+	fileops_fail(s);
 	if (s->exec_id || s->outputs)
 		cell_reply(s, "killed", NULL, verdict, !s->closing);
 	bool failed = s->creating && !s->closing;
@@ -823,6 +939,47 @@ static void op_exec(json_t *id, json_t *req)
 	}
 }
 
+/* put_file, get_file, list_files: handed to the driver, whose answer is
+ * the reply (file_reply). */
+static void op_file(json_t *id, json_t *req, const char *action)
+{
+	struct sess *s = named(id, req);
+	if (!s)
+		return;
+	json_t *path = json_object_get(req, "path");
+	json_t *data = json_object_get(req, "data");
+	const char *fmt = json_string_value(json_object_get(req, "format"));
+	struct fileop *f = NULL; /* a free slot */
+	for (int i = 0; i < MAX_FILEOPS && !f; i++)
+		if (!s->files[i].rid)
+			f = &s->files[i];
+	if (!json_is_string(path) && strcmp(action, "list")) {
+		reply_error(id, "%s needs \"path\", a string", action);
+	} else if (!strcmp(action, "put") && !json_is_string(data)) {
+		reply_error(id, "put_file needs \"data\", base64 %s", "text");
+	} else if (fmt && strcmp(fmt, "raw") && strcmp(fmt, "tar")) {
+		reply_error(id, "format: raw or tar, not %s", fmt);
+	} else if (s->st == S_STARTING || s->pid == 0) {
+		reply_error(id, "session %s is starting: try again", s->name);
+	} else if (!f) {
+		reply_error(id, "too many file requests in flight (%s)", "16");
+	} else {
+		f->rid = ++ss.next_rid;
+		snprintf(f->action, sizeof f->action, "%s", action);
+		f->id = id ? json_incref(id) : NULL;
+		json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:I}", "op", "file", "rid", f->rid,
+				      "action", action, "path",
+				      json_is_string(path) ? json_string_value(path) : ".", "max",
+				      (json_int_t)(ss.max_msg / 4 * 3 - 4096));
+		if (data)
+			json_object_set(m, "data", data);
+		if (fmt)
+			json_object_set_new(m, "format", json_string(fmt));
+		to_driver(s, m);
+		flush_driver(s);
+	}
+}
+
 static void op_interrupt(json_t *id, json_t *req)
 {
 	struct sess *s = named(id, req);
@@ -888,6 +1045,12 @@ static void client_line(void *ctx, char *text, size_t len)
 		op_close(id, req);
 	else if (!strcmp(op, "list"))
 		op_list(id);
+	else if (!strcmp(op, "put_file"))
+		op_file(id, req, "put");
+	else if (!strcmp(op, "get_file"))
+		op_file(id, req, "get");
+	else if (!strcmp(op, "list_files"))
+		op_file(id, req, "list");
 	else
 		reply_error(id, "unknown op: %s", op);
 	json_decref(req);
