@@ -27,7 +27,7 @@ MOAT_OUT ?= moat
 
 MODULES := core syscall-table interposer fs-emulation net-stub audit
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) \
-	$(filter-out cli/main.c cli/session.c,$(wildcard cli/*.c))
+	$(filter-out cli/main.c cli/session.c cli/mcp.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(BUILD)/%)
@@ -42,7 +42,7 @@ DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 .PHONY: all probes deps check test lint unit integration security compat asan bench clean format
 all: $(MOAT_OUT) probes
 
-$(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/cli/session.o $(BUILD)/gen/filter_blob.o \
+$(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/cli/session.o $(BUILD)/cli/mcp.o $(BUILD)/gen/filter_blob.o \
 		$(BUILD)/gen/drivers.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(MOAT_LDLIBS)
 

@@ -98,6 +98,9 @@ static struct {
 	int next_rid;
 	bool stdin_open;
 	struct linebuf in;
+	session_out_fn out; /* NULL: JSON lines with ids */
+	json_t *outq;       /* [id, obj] pairs for `out`, this round's */
+	session_in_fn in_line;
 } ss;
 
 static uint64_t now_ms(void)
@@ -108,10 +111,8 @@ static uint64_t now_ms(void)
 }
 
 /* One JSON line to the client; `obj` is taken. */
-static void emit(json_t *id, json_t *obj)
+void session_write(json_t *obj)
 {
-	if (id)
-		json_object_set(obj, "id", id);
 	/* ASCII only: a stream's text is the sandbox's, and a client may show
 	 * it on a terminal; escaped, no byte of it is a control sequence. */
 	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -131,6 +132,21 @@ static void emit(json_t *id, json_t *obj)
 	free(text);
 }
 
+/* A reply or event about request `id`: to the front end (`moat mcp`), or
+ * as a line with its id. */
+static void emit(json_t *id, json_t *obj)
+{
+	if (ss.out) {
+		/* handed over after this round: the front end's requests then
+		 * find every session in a settled state */
+		json_array_append_new(ss.outq, json_pack("[O, o]", id ? id : json_null(), obj));
+		return;
+	}
+	if (id)
+		json_object_set(obj, "id", id);
+	session_write(obj);
+}
+
 static void reply_error(json_t *id, const char *fmt, const char *arg)
 {
 	char msg[512];
@@ -143,8 +159,7 @@ static void reply_error(json_t *id, const char *fmt, const char *arg)
 /* Read what `fd` has into `lb`.  Calls `line` for each whole line (its
  * text NUL-terminated, without the newline).  -1: end of file or error;
  * -2: a line longer than `max`; 0 otherwise. */
-static int read_lines(int fd, struct linebuf *lb, size_t max,
-		      void (*line)(void *ctx, char *text, size_t len), void *ctx)
+static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line, void *ctx)
 {
 	char chunk[65536];
 	ssize_t r = read(fd, chunk, sizeof chunk);
@@ -1031,6 +1046,12 @@ static void client_line(void *ctx, char *text, size_t len)
 		json_decref(req);
 		return;
 	}
+	session_request(req);
+	json_decref(req);
+}
+
+void session_request(json_t *req)
+{
 	json_t *id = json_object_get(req, "id");
 	const char *op = json_string_value(json_object_get(req, "op"));
 	if (!op)
@@ -1053,7 +1074,6 @@ static void client_line(void *ctx, char *text, size_t len)
 		op_file(id, req, "list");
 	else
 		reply_error(id, "unknown op: %s", op);
-	json_decref(req);
 }
 
 /* ---- the loop ---- */
@@ -1135,7 +1155,7 @@ static int serve(void)
 				continue;
 			struct sess *s = who[k];
 			if (!s) {
-				int r = read_lines(0, &ss.in, ss.max_msg, client_line, NULL);
+				int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
 				if (r == -2)
 					reply_error(NULL, "a request longer than %s bytes",
 						    "--max-message");
@@ -1173,6 +1193,14 @@ static int serve(void)
 				sess_died(s);
 			}
 		}
+		/* the front end's turn: what it asks now is served this round */
+		while (ss.out && json_array_size(ss.outq)) {
+			json_t *pair = json_incref(json_array_get(ss.outq, 0));
+			json_array_remove(ss.outq, 0);
+			json_t *id = json_array_get(pair, 0);
+			ss.out(json_is_null(id) ? NULL : id, json_incref(json_array_get(pair, 1)));
+			json_decref(pair);
+		}
 		for (int i = 0; i < MAX_SESSIONS; i++)
 			if (ss.s[i] && ss.s[i]->pend_len)
 				flush_driver(ss.s[i]);
@@ -1201,7 +1229,7 @@ static void session_usage(FILE *f)
 	      f);
 }
 
-int cmd_session(int argc, char **argv)
+int session_options(int argc, char **argv)
 {
 	ss.grace_s = 2;
 	ss.idle_s = 1200;
@@ -1209,10 +1237,6 @@ int cmd_session(int argc, char **argv)
 	ss.max_msg = 32u << 20;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			session_usage(stdout);
-			return 0;
-		}
 		if (i + 1 >= argc)
 			return usage_error("unknown option or missing value: ", a);
 		char *end;
@@ -1244,6 +1268,25 @@ int cmd_session(int argc, char **argv)
 	if (n <= 0)
 		return usage_error("cannot find moat's own binary (/proc/self/exe)", NULL);
 	ss.exe[n] = '\0';
+	return 0;
+}
+
+int session_serve(session_out_fn out, session_in_fn in)
+{
+	ss.out = out;
+	ss.outq = json_array();
+	ss.in_line = in;
 	ss.stdin_open = true;
 	return serve();
+}
+
+int cmd_session(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			session_usage(stdout);
+			return 0;
+		}
+	int r = session_options(argc, argv);
+	return r ? r : session_serve(NULL, client_line);
 }
