@@ -42,6 +42,7 @@ extern const char driver_python[]; /* build/gen/drivers.c */
 #define MAX_MIME_KEY 128
 #define MAX_FILEOPS 16      /* file requests in flight, a session */
 #define MAX_FILES 1000      /* entries of a listing or files_changed */
+#define MAX_SNAPSHOTS 64
 
 /* A line being read from a pipe. */
 struct linebuf {
@@ -84,7 +85,9 @@ struct sess {
 		int rid; /* 0: a free slot */
 		char action[8];
 		json_t *id;
+		enum { FOR_CLIENT, FOR_SNAPSHOT, FOR_RESTORE } purpose;
 	} files[MAX_FILEOPS];
+	json_t *restore; /* the snapshot a new session starts from, until put */
 	uint64_t last_active;      /* the end of its last cell, or its start */
 };
 
@@ -94,8 +97,10 @@ static struct {
 	size_t max_msg;
 	int max_sessions;
 	struct sess *s[MAX_SESSIONS];
-	unsigned next_name;
+	unsigned next_name, next_snap;
 	int next_rid;
+	json_t *snaps; /* name -> {data (base64 tar), size, sha256} */
+	size_t snap_bytes, snap_max;
 	bool stdin_open;
 	struct linebuf in;
 	session_out_fn out; /* NULL: JSON lines with ids */
@@ -205,6 +210,10 @@ static void linebuf_free(struct linebuf *lb)
 }
 
 /* ---- sessions ---- */
+
+static void sess_close(struct sess *s, json_t *id);
+static void cell_start(struct sess *s, json_t *req);
+static void restore_done(struct sess *s, json_t *r);
 
 static struct sess *sess_find(const char *name)
 {
@@ -513,6 +522,85 @@ static void fileop_end(struct fileop *f)
 	*f = (struct fileop){ 0 };
 }
 
+/* A free file request slot of the session's, or NULL. */
+static struct fileop *fileop_new(struct sess *s, const char *action, json_t *id, int purpose)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (!s->files[i].rid) {
+			struct fileop *f = &s->files[i];
+			f->rid = ++ss.next_rid;
+			snprintf(f->action, sizeof f->action, "%s", action);
+			f->id = id ? json_incref(id) : NULL;
+			f->purpose = purpose;
+			return f;
+		}
+	return NULL;
+}
+
+/* A directory's tar, kept as a snapshot: the reply. */
+static json_t *snapshot_keep(json_t *m, const char *fmt)
+{
+	json_t *data = json_object_get(m, "data");
+	size_t len = json_string_length(data);
+	if (strcmp(fmt, "tar"))
+		return json_pack("{s:b, s:s}", "ok", 0, "error", "a snapshot is of a directory");
+	if (json_object_size(ss.snaps) >= MAX_SNAPSHOTS || ss.snap_bytes + len > ss.snap_max)
+		return json_pack("{s:b, s:s}", "ok", 0, "error",
+				 "no room for another snapshot (64, or --snapshot-memory)");
+	char name[24];
+	snprintf(name, sizeof name, "snap%u", ++ss.next_snap);
+	json_object_set_new(ss.snaps, name,
+			    json_pack("{s:O, s:O, s:O}", "data", data, "size",
+				      json_object_get(m, "size"), "sha256",
+				      json_object_get(m, "sha256")));
+	ss.snap_bytes += len;
+	return json_pack("{s:b, s:s, s:O, s:O}", "ok", 1, "snapshot", name, "size",
+			 json_object_get(m, "size"), "sha256", json_object_get(m, "sha256"));
+}
+
+/* A new session's starting files: its snapshot, unpacked in its home. */
+static void restore_start(struct sess *s)
+{
+	struct fileop *f = fileop_new(s, "put", NULL, FOR_RESTORE);
+	if (!f) {
+		restore_done(s, json_pack("{s:b, s:s}", "ok", 0, "error", "no file slot"));
+		return;
+	}
+	to_driver(s, json_pack("{s:s, s:i, s:s, s:s, s:O, s:s}", "op", "file", "rid", f->rid,
+			       "action", "put", "path", ".", "data",
+			       json_object_get(s->restore, "data"), "format", "tar"));
+	flush_driver(s);
+}
+
+/* The snapshot is in (or not): the create's reply. */
+static void restore_done(struct sess *s, json_t *r)
+{
+	json_decref(s->restore);
+	s->restore = NULL;
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		const char *e = json_string_value(json_object_get(r, "error"));
+		reply_error(s->create_id, "the snapshot could not be restored: %s", e ? e : "?");
+		json_decref(r);
+		json_decref(s->create_id);
+		s->create_id = NULL;
+		s->creating = false;
+		sess_close(s, NULL);
+		return;
+	}
+	json_decref(r);
+	emit(s->create_id, json_pack("{s:b, s:s, s:I}", "ok", 1, "session", s->name, "started_ms",
+				     (json_int_t)(now_ms() - s->started)));
+	json_decref(s->create_id);
+	s->create_id = NULL;
+	s->creating = false;
+	if (s->queued) {
+		json_t *q = s->queued;
+		s->queued = NULL;
+		cell_start(s, q);
+		json_decref(q);
+	}
+}
+
 /* The driver's answer to a file request: checked, then the reply. */
 static bool file_reply(struct sess *s, json_t *m)
 {
@@ -538,13 +626,22 @@ static bool file_reply(struct sess *s, json_t *m)
 		    !json_is_integer(json_object_get(m, "size")) || !json_is_string(h) ||
 		    json_string_length(h) != 64 || !fmt || (strcmp(fmt, "raw") && strcmp(fmt, "tar")))
 			return false;
-		r = json_pack("{s:b, s:O, s:O, s:O, s:s}", "ok", 1, "data", json_object_get(m, "data"),
-			      "size", json_object_get(m, "size"), "sha256", h, "format", fmt);
+		if (f->purpose == FOR_SNAPSHOT)
+			r = snapshot_keep(m, fmt);
+		else
+			r = json_pack("{s:b, s:O, s:O, s:O, s:s}", "ok", 1, "data",
+				      json_object_get(m, "data"), "size", json_object_get(m, "size"),
+				      "sha256", h, "format", fmt);
 	} else {
 		json_t *e = json_object_get(m, "entries");
 		if (json_object_size(m) != 4 || !entries_list(e))
 			return false;
 		r = json_pack("{s:b, s:O}", "ok", 1, "entries", e);
+	}
+	if (f->purpose == FOR_RESTORE) {
+		restore_done(s, r);
+		fileop_end(f);
+		return true;
 	}
 	emit(f->id, r);
 	fileop_end(f);
@@ -556,7 +653,9 @@ static void fileops_fail(struct sess *s)
 {
 	for (int i = 0; i < MAX_FILEOPS; i++)
 		if (s->files[i].rid) {
-			reply_error(s->files[i].id, "the session's interpreter ended (%s)", "restarted");
+			if (s->files[i].purpose != FOR_RESTORE)
+				reply_error(s->files[i].id, "the session's interpreter ended (%s)",
+					    "restarted");
 			fileop_end(&s->files[i]);
 		}
 }
@@ -577,7 +676,9 @@ static void driver_line(void *ctx, char *text, size_t len)
 	} else if (!strcmp(ev, "ready") && s->st == S_STARTING && json_object_size(m) == 1) {
 		s->st = S_READY;
 		s->last_active = now_ms();
-		if (s->creating) {
+		if (s->creating && s->restore) {
+			restore_start(s); /* the create's reply waits for it */
+		} else if (s->creating) {
 			emit(s->create_id, json_pack("{s:b, s:s, s:I}", "ok", 1, "session", s->name,
 						     "started_ms",
 						     (json_int_t)(now_ms() - s->started)));
@@ -585,7 +686,7 @@ static void driver_line(void *ctx, char *text, size_t len)
 			s->create_id = NULL;
 			s->creating = false;
 		}
-		if (s->queued) {
+		if (s->queued && !s->creating) {
 			json_t *q = s->queued;
 			s->queued = NULL;
 			cell_start(s, q);
@@ -699,6 +800,7 @@ static void sess_free(struct sess *s)
 	json_decref(s->create_id);
 	json_decref(s->queued);
 	json_decref(s->close_id);
+	json_decref(s->restore);
 	fileops_fail(s);
 	cell_clear(s);
 	args_free(s->argv);
@@ -893,6 +995,12 @@ static void op_create(json_t *id, json_t *req)
 		reply_error(id, "too many sessions (--max-sessions %s)", "reached");
 		return;
 	}
+	const char *from = json_string_value(json_object_get(req, "restore"));
+	json_t *snap = from ? json_object_get(ss.snaps, from) : NULL;
+	if (json_object_get(req, "restore") && !snap) {
+		reply_error(id, "no such snapshot: %s", from ? from : "(not a name)");
+		return;
+	}
 	const char *why = NULL;
 	char **argv = run_argv(req, &why);
 	if (!argv) {
@@ -915,6 +1023,8 @@ static void op_create(json_t *id, json_t *req)
 	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
 	s->create_id = id ? json_incref(id) : NULL;
 	s->creating = true;
+	if (snap)
+		s->restore = json_incref(snap);
 	ss.s[slot] = s;
 	int r = sess_spawn(s);
 	if (r < 0) {
@@ -964,11 +1074,7 @@ static void op_file(json_t *id, json_t *req, const char *action)
 	json_t *path = json_object_get(req, "path");
 	json_t *data = json_object_get(req, "data");
 	const char *fmt = json_string_value(json_object_get(req, "format"));
-	struct fileop *f = NULL; /* a free slot */
-	for (int i = 0; i < MAX_FILEOPS && !f; i++)
-		if (!s->files[i].rid)
-			f = &s->files[i];
-	if (!json_is_string(path) && strcmp(action, "list")) {
+	if (!json_is_string(path) && strcmp(action, "list") && strcmp(action, "snapshot")) {
 		reply_error(id, "%s needs \"path\", a string", action);
 	} else if (!strcmp(action, "put") && !json_is_string(data)) {
 		reply_error(id, "put_file needs \"data\", base64 %s", "text");
@@ -976,14 +1082,16 @@ static void op_file(json_t *id, json_t *req, const char *action)
 		reply_error(id, "format: raw or tar, not %s", fmt);
 	} else if (s->st == S_STARTING || s->pid == 0) {
 		reply_error(id, "session %s is starting: try again", s->name);
-	} else if (!f) {
-		reply_error(id, "too many file requests in flight (%s)", "16");
 	} else {
-		f->rid = ++ss.next_rid;
-		snprintf(f->action, sizeof f->action, "%s", action);
-		f->id = id ? json_incref(id) : NULL;
+		bool snap = !strcmp(action, "snapshot");
+		struct fileop *f = fileop_new(s, snap ? "get" : action, id,
+					      snap ? FOR_SNAPSHOT : FOR_CLIENT);
+		if (!f) {
+			reply_error(id, "too many file requests in flight (%s)", "16");
+			return;
+		}
 		json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:I}", "op", "file", "rid", f->rid,
-				      "action", action, "path",
+				      "action", f->action, "path",
 				      json_is_string(path) ? json_string_value(path) : ".", "max",
 				      (json_int_t)(ss.max_msg / 4 * 3 - 4096));
 		if (data)
@@ -993,6 +1101,19 @@ static void op_file(json_t *id, json_t *req, const char *action)
 		to_driver(s, m);
 		flush_driver(s);
 	}
+}
+
+static void op_drop_snapshot(json_t *id, json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "snapshot"));
+	json_t *snap = name ? json_object_get(ss.snaps, name) : NULL;
+	if (!snap) {
+		reply_error(id, "no such snapshot: %s", name ? name : "(none given)");
+		return;
+	}
+	ss.snap_bytes -= json_string_length(json_object_get(snap, "data"));
+	json_object_del(ss.snaps, name);
+	emit(id, json_pack("{s:b}", "ok", 1));
 }
 
 static void op_interrupt(json_t *id, json_t *req)
@@ -1072,6 +1193,10 @@ void session_request(json_t *req)
 		op_file(id, req, "get");
 	else if (!strcmp(op, "list_files"))
 		op_file(id, req, "list");
+	else if (!strcmp(op, "snapshot"))
+		op_file(id, req, "snapshot");
+	else if (!strcmp(op, "drop_snapshot"))
+		op_drop_snapshot(id, req);
 	else
 		reply_error(id, "unknown op: %s", op);
 }
@@ -1225,7 +1350,8 @@ static void session_usage(FILE *f)
 	      "  --idle-timeout SEC  a session without a cell for SEC is closed (default\n"
 	      "                      1200; 0: never)\n"
 	      "  --max-sessions N    sessions at once (default and most: 64)\n"
-	      "  --max-message BYTES a request or a driver's message at most (default 32 MiB)\n",
+	      "  --max-message BYTES a request or a driver's message at most (default 32 MiB)\n"
+	      "  --snapshot-memory BYTES  the snapshots kept, together (default 256 MiB)\n",
 	      f);
 }
 
@@ -1235,6 +1361,8 @@ int session_options(int argc, char **argv)
 	ss.idle_s = 1200;
 	ss.max_sessions = MAX_SESSIONS;
 	ss.max_msg = 32u << 20;
+	ss.snap_max = 256u << 20;
+	ss.snaps = json_object();
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (i + 1 >= argc)
@@ -1255,6 +1383,11 @@ int session_options(int argc, char **argv)
 			if (errno || *end || end == v || n < 1 || n > MAX_SESSIONS)
 				return usage_error("--max-sessions: 1 to 64, not ", v);
 			ss.max_sessions = (int)n;
+		} else if (!strcmp(a, "--snapshot-memory")) {
+			long long n = strtoll(v, &end, 10);
+			if (errno || *end || end == v || n < 0 || n > (16LL << 30))
+				return usage_error("--snapshot-memory: bytes from 0 to 16 GiB, not ", v);
+			ss.snap_max = (size_t)n;
 		} else if (!strcmp(a, "--max-message")) {
 			long long n = strtoll(v, &end, 10);
 			if (errno || *end || end == v || n < 4096 || n > (1LL << 30))
