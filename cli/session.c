@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +46,8 @@ extern const char driver_python[]; /* build/gen/drivers.c */
 #define MAX_FILEOPS 16      /* file requests in flight, a session */
 #define MAX_FILES 1000      /* entries of a listing or files_changed */
 #define MAX_SNAPSHOTS 64
+#define MAX_CLIENTS 64
+#define CLIENT_OUT_MAX (64u << 20) /* a client that reads nothing is let go */
 
 /* A line being read from a pipe. */
 struct linebuf {
@@ -106,7 +111,21 @@ static struct {
 	session_out_fn out; /* NULL: JSON lines with ids */
 	json_t *outq;       /* [id, obj] pairs for `out`, this round's */
 	session_in_fn in_line;
+	/* --listen: clients on a Unix socket instead of stdin */
+	const char *listen_path;
+	int listen_fd;
+	struct client {
+		int fd; /* -1: a free slot */
+		unsigned gen;
+		struct linebuf in;
+		char *out;
+		size_t out_len;
+	} cl[MAX_CLIENTS];
+	unsigned next_gen;
+	int cur_client; /* whose line is being served; -1: none */
 } ss;
+
+static volatile sig_atomic_t stop_signal;
 
 static uint64_t now_ms(void)
 {
@@ -115,19 +134,27 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* One JSON line to the client; `obj` is taken. */
-void session_write(json_t *obj)
+/* `obj` (taken) as one line of ASCII JSON: a stream's text is the
+ * sandbox's, and a client may show it on a terminal; escaped, no byte of
+ * it is a control sequence.  Malloc'd, with its newline; NULL if none. */
+static char *json_line(json_t *obj, size_t *len)
 {
-	/* ASCII only: a stream's text is the sandbox's, and a client may show
-	 * it on a terminal; escaped, no byte of it is a control sequence. */
 	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(obj);
 	if (!text)
-		return;
-	size_t n = strlen(text);
-	text[n] = '\n'; /* over the terminating NUL: written by length */
-	for (size_t off = 0; off < n + 1;) {
-		ssize_t w = write(1, text + off, n + 1 - off);
+		return NULL;
+	*len = strlen(text) + 1;
+	text[*len - 1] = '\n'; /* over the terminating NUL: kept by length */
+	return text;
+}
+
+/* One JSON line on stdout; `obj` is taken. */
+void session_write(json_t *obj)
+{
+	size_t n;
+	char *text = json_line(obj, &n);
+	for (size_t off = 0; text && off < n;) {
+		ssize_t w = write(1, text + off, n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -137,14 +164,61 @@ void session_write(json_t *obj)
 	free(text);
 }
 
-/* A reply or event about request `id`: to the front end (`moat mcp`), or
- * as a line with its id. */
+static void client_drop(int c);
+
+/* A line for client `c` (`obj` taken): queued, written as it reads. */
+static void client_write(int c, json_t *obj)
+{
+	size_t n;
+	char *text = json_line(obj, &n);
+	struct client *k = &ss.cl[c];
+	if (!text || k->fd < 0) {
+		free(text);
+		return;
+	}
+	if (k->out_len + n > CLIENT_OUT_MAX) {
+		free(text);
+		client_drop(c); /* it reads nothing: it is let go */
+		return;
+	}
+	char *b = realloc(k->out, k->out_len + n);
+	if (b) {
+		memcpy(b + k->out_len, text, n);
+		k->out = b;
+		k->out_len += n;
+	}
+	free(text);
+}
+
+/* A reply or event about request `id`: to the front end (`moat mcp`); to
+ * the client that asked (--listen: the id is [client, generation, its
+ * id]) or to every client (no id); or as a line on stdout. */
 static void emit(json_t *id, json_t *obj)
 {
 	if (ss.out) {
 		/* handed over after this round: the front end's requests then
 		 * find every session in a settled state */
 		json_array_append_new(ss.outq, json_pack("[O, o]", id ? id : json_null(), obj));
+		return;
+	}
+	if (ss.listen_path) {
+		if (!id) {
+			for (int c = 0; c < MAX_CLIENTS; c++)
+				if (ss.cl[c].fd >= 0)
+					client_write(c, json_incref(obj));
+			json_decref(obj);
+			return;
+		}
+		json_int_t c = json_integer_value(json_array_get(id, 0));
+		json_int_t gen = json_integer_value(json_array_get(id, 1));
+		json_t *theirs = json_array_get(id, 2);
+		if (c < 0 || c >= MAX_CLIENTS || ss.cl[c].fd < 0 || ss.cl[c].gen != (unsigned)gen) {
+			json_decref(obj); /* its client left */
+			return;
+		}
+		if (!json_is_null(theirs))
+			json_object_set(obj, "id", theirs);
+		client_write((int)c, obj);
 		return;
 	}
 	if (id)
@@ -163,13 +237,13 @@ static void reply_error(json_t *id, const char *fmt, const char *arg)
 
 /* Read what `fd` has into `lb`.  Calls `line` for each whole line (its
  * text NUL-terminated, without the newline).  -1: end of file or error;
- * -2: a line longer than `max`; 0 otherwise. */
+ * -2: a line longer than `max`; -3: nothing to read now; 0 otherwise. */
 static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line, void *ctx)
 {
 	char chunk[65536];
 	ssize_t r = read(fd, chunk, sizeof chunk);
 	if (r < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		return errno == EAGAIN || errno == EINTR ? -3 : -1;
 	if (r == 0)
 		return -1;
 	if (lb->len + (size_t)r + 1 > lb->cap) {
@@ -221,6 +295,15 @@ static struct sess *sess_find(const char *name)
 		if (ss.s[i] && !strcmp(ss.s[i]->name, name))
 			return ss.s[i];
 	return NULL;
+}
+
+/* Is `s` still one of ours?  By address: it may have been freed. */
+static bool sess_alive(const struct sess *s)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] == s)
+			return true;
+	return false;
 }
 
 static int sess_count(void)
@@ -1158,15 +1241,23 @@ static void op_list(json_t *id)
 
 static void client_line(void *ctx, char *text, size_t len)
 {
-	(void)ctx;
 	json_error_t jerr;
 	json_t *req = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *who = NULL;
+	if (ctx) { /* a socket's client: its replies find their way back */
+		int c = (int)(intptr_t)ctx - 1;
+		json_t *theirs = json_object_get(req, "id");
+		who = json_pack("[i, i, O]", c, ss.cl[c].gen, theirs ? theirs : json_null());
+	}
 	if (!json_is_object(req)) {
-		reply_error(NULL, "a request is one JSON object a line (%s)",
+		reply_error(who, "a request is one JSON object a line (%s)",
 			    req ? "not an object" : jerr.text);
 		json_decref(req);
+		json_decref(who);
 		return;
 	}
+	if (who)
+		json_object_set_new(req, "id", who);
 	session_request(req);
 	json_decref(req);
 }
@@ -1199,6 +1290,96 @@ void session_request(json_t *req)
 		op_drop_snapshot(id, req);
 	else
 		reply_error(id, "unknown op: %s", op);
+}
+
+/* ---- clients on a socket (--listen) ---- */
+
+/* A client went: its running cells are interrupted (docs/sessions.md);
+ * the sessions stay for a later client, or for their idle close. */
+static void client_drop(int c)
+{
+	struct client *k = &ss.cl[c];
+	if (k->fd < 0)
+		return;
+	close_fd(&k->fd);
+	linebuf_free(&k->in);
+	free(k->out);
+	k->out = NULL;
+	k->out_len = 0;
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		json_t *id = s ? s->exec_id : NULL;
+		if (s && s->st == S_BUSY && json_integer_value(json_array_get(id, 0)) == c &&
+		    (unsigned)json_integer_value(json_array_get(id, 1)) == k->gen)
+			sess_interrupt(s);
+	}
+}
+
+static void client_accept(void)
+{
+	int fd = accept4(ss.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int c = 0; c < MAX_CLIENTS; c++)
+		if (ss.cl[c].fd < 0) {
+			ss.cl[c] = (struct client){ .fd = fd, .gen = ++ss.next_gen };
+			return;
+		}
+	close(fd); /* full: it sees the connection end */
+}
+
+static void client_flush(int c)
+{
+	struct client *k = &ss.cl[c];
+	while (k->out_len) {
+		ssize_t w = send(k->fd, k->out, k->out_len, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) {
+			client_drop(c);
+			return;
+		}
+		memmove(k->out, k->out + w, k->out_len - (size_t)w);
+		k->out_len -= (size_t)w;
+	}
+}
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* The socket, mode 0600 (the umask is 077 while it is made): 0, or the
+ * exit code after a one-line message. */
+static int listen_open(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(ss.listen_path) >= sizeof a.sun_path) {
+		fprintf(stderr, "moat session: --listen %s: a socket path is at most %zu bytes\n",
+			ss.listen_path, sizeof a.sun_path - 1);
+		return 125;
+	}
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", ss.listen_path);
+	ss.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(077);
+	int r = ss.listen_fd < 0 ? -1 : bind(ss.listen_fd, (struct sockaddr *)&a, sizeof a);
+	int e = errno;
+	umask(old);
+	if (r < 0 || listen(ss.listen_fd, 16) < 0) {
+		fprintf(stderr, "moat session: --listen %s: %s%s\n", ss.listen_path, strerror(e),
+			e == EADDRINUSE ? " (remove it, if no moat session serves it)" : "");
+		return 125;
+	}
+	for (int c = 0; c < MAX_CLIENTS; c++)
+		ss.cl[c].fd = -1;
+	struct sigaction sa = { .sa_handler = on_stop }; /* no SA_RESTART: poll sees it */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return 0;
 }
 
 /* ---- the loop ---- */
@@ -1250,14 +1431,35 @@ static int serve(void)
 	for (;;) {
 		if (!ss.stdin_open && !sess_count())
 			return 0;
+		if (stop_signal && ss.stdin_open) {
+			/* --listen's end: every session closes, then we do */
+			ss.stdin_open = false;
+			for (int i = 0; i < MAX_SESSIONS; i++)
+				if (ss.s[i] && !ss.s[i]->closing)
+					sess_close(ss.s[i], NULL);
+		}
 		int timeout = deadlines(); /* first: it may queue an interrupt */
-		struct pollfd p[1 + MAX_SESSIONS * 4];
-		struct sess *who[1 + MAX_SESSIONS * 4];
+		struct pollfd p[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
+		struct sess *who[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
+		int client_of[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
 		int np = 0;
-		if (ss.stdin_open) {
+		if (ss.stdin_open && !ss.listen_path) {
 			p[np] = (struct pollfd){ 0, POLLIN, 0 };
+			client_of[np] = -1;
 			who[np++] = NULL;
 		}
+		if (ss.stdin_open && ss.listen_path) {
+			p[np] = (struct pollfd){ ss.listen_fd, POLLIN, 0 };
+			client_of[np] = -2;
+			who[np++] = NULL;
+		}
+		for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
+			if (ss.cl[c].fd >= 0) {
+				p[np] = (struct pollfd){ ss.cl[c].fd,
+							 POLLIN | (ss.cl[c].out_len ? POLLOUT : 0), 0 };
+				client_of[np] = c;
+				who[np++] = NULL;
+			}
 		for (int i = 0; i < MAX_SESSIONS; i++) {
 			struct sess *s = ss.s[i];
 			if (!s || !s->pid)
@@ -1267,6 +1469,7 @@ static int serve(void)
 				if (fds[k] < 0 || (k == 3 && !s->pend_len))
 					continue;
 				p[np] = (struct pollfd){ fds[k], k == 3 ? POLLOUT : POLLIN, 0 };
+				client_of[np] = -1;
 				who[np++] = s;
 			}
 		}
@@ -1279,8 +1482,28 @@ static int serve(void)
 			if (!p[k].revents)
 				continue;
 			struct sess *s = who[k];
+			if (!s && client_of[k] == -2) {
+				client_accept();
+				continue;
+			}
+			if (!s && client_of[k] >= 0) {
+				int c = client_of[k];
+				if (ss.cl[c].fd != p[k].fd)
+					continue; /* dropped this round */
+				if (p[k].revents & POLLOUT)
+					client_flush(c);
+				if (ss.cl[c].fd < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
+					continue;
+				int r = read_lines(ss.cl[c].fd, &ss.cl[c].in, ss.max_msg, client_line,
+						   (void *)(intptr_t)(c + 1));
+				if (r == -1 || r == -2)
+					client_drop(c);
+				continue;
+			}
 			if (!s) {
 				int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
+				if (r == -3)
+					continue;
 				if (r == -2)
 					reply_error(NULL, "a request longer than %s bytes",
 						    "--max-message");
@@ -1294,7 +1517,7 @@ static int serve(void)
 				}
 				continue;
 			}
-			if (!sess_find(s->name) || !s->pid)
+			if (!sess_alive(s) || !s->pid)
 				continue; /* gone or restarted in this round */
 			if (p[k].fd == s->out_fd) {
 				int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
@@ -1310,10 +1533,10 @@ static int serve(void)
 			} else if (p[k].fd == s->in_fd) {
 				flush_driver(s);
 			} else if (p[k].fd == s->pidfd) {
-				/* what it wrote before it died, first */
+				/* what it wrote before it died, first (as much as
+				 * the pipe holds now: its writers may still be dying) */
 				while (s->out_fd >= 0 &&
-				       read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0 &&
-				       s->out.len)
+				       read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0)
 					;
 				sess_died(s);
 			}
@@ -1329,6 +1552,9 @@ static int serve(void)
 		for (int i = 0; i < MAX_SESSIONS; i++)
 			if (ss.s[i] && ss.s[i]->pend_len)
 				flush_driver(ss.s[i]);
+		for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
+			if (ss.cl[c].fd >= 0 && ss.cl[c].out_len)
+				client_flush(c);
 	}
 }
 
@@ -1340,11 +1566,13 @@ static int usage_error(const char *what, const char *arg)
 
 static void session_usage(FILE *f)
 {
-	fputs("usage: moat session [--grace SEC] [--idle-timeout SEC] [--max-sessions N]\n"
-	      "                    [--max-message BYTES]\n"
+	fputs("usage: moat session [--listen PATH] [--grace SEC] [--idle-timeout SEC]\n"
+	      "                    [--max-sessions N] [--max-message BYTES] [--snapshot-memory BYTES]\n"
 	      "\n"
 	      "Serves live interpreters in sandboxes over JSON lines: requests on stdin,\n"
 	      "replies and events on stdout (docs/sessions.md).\n"
+	      "  --listen PATH       serve clients on a Unix socket at PATH (mode 0600) instead\n"
+	      "                      of stdin and stdout, until SIGINT or SIGTERM\n"
 	      "  --grace SEC         an interrupted cell's time to stop before its\n"
 	      "                      interpreter is killed and restarted (default 2)\n"
 	      "  --idle-timeout SEC  a session without a cell for SEC is closed (default\n"
@@ -1383,6 +1611,8 @@ int session_options(int argc, char **argv)
 			if (errno || *end || end == v || n < 1 || n > MAX_SESSIONS)
 				return usage_error("--max-sessions: 1 to 64, not ", v);
 			ss.max_sessions = (int)n;
+		} else if (!strcmp(a, "--listen")) {
+			ss.listen_path = v;
 		} else if (!strcmp(a, "--snapshot-memory")) {
 			long long n = strtoll(v, &end, 10);
 			if (errno || *end || end == v || n < 0 || n > (16LL << 30))
@@ -1410,7 +1640,15 @@ int session_serve(session_out_fn out, session_in_fn in)
 	ss.outq = json_array();
 	ss.in_line = in;
 	ss.stdin_open = true;
-	return serve();
+	if (ss.listen_path) {
+		int r = listen_open();
+		if (r)
+			return r;
+	}
+	int r = serve();
+	if (ss.listen_path)
+		unlink(ss.listen_path);
+	return r;
 }
 
 int cmd_session(int argc, char **argv)
