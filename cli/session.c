@@ -1426,120 +1426,128 @@ static int deadlines(void)
 	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
 }
 
+/* What the loop polls: each fd, and whose it is. */
+#define POLL_MAX (2 + MAX_CLIENTS + MAX_SESSIONS * 4)
+struct pollset {
+	struct pollfd p[POLL_MAX];
+	struct sess *who[POLL_MAX]; /* the session, or NULL */
+	int client[POLL_MAX];       /* -1 stdin or a session's, -2 the socket, else a client */
+	int n;
+};
+
+static void poll_add(struct pollset *ps, int fd, short events, struct sess *s, int client)
+{
+	ps->p[ps->n] = (struct pollfd){ fd, events, 0 };
+	ps->who[ps->n] = s;
+	ps->client[ps->n++] = client;
+}
+
+static void poll_build(struct pollset *ps)
+{
+	ps->n = 0;
+	if (ss.stdin_open && !ss.listen_path)
+		poll_add(ps, 0, POLLIN, NULL, -1);
+	if (ss.stdin_open && ss.listen_path)
+		poll_add(ps, ss.listen_fd, POLLIN, NULL, -2);
+	for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
+		if (ss.cl[c].fd >= 0)
+			poll_add(ps, ss.cl[c].fd, POLLIN | (ss.cl[c].out_len ? POLLOUT : 0), NULL, c);
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		if (!s || !s->pid)
+			continue;
+		int fds[4] = { s->pidfd, s->out_fd, s->err_fd, s->in_fd };
+		for (int k = 0; k < 4; k++)
+			if (fds[k] >= 0 && (k < 3 || s->pend_len))
+				poll_add(ps, fds[k], k == 3 ? POLLOUT : POLLIN, s, -1);
+	}
+}
+
+/* Every session closes; the loop ends once they are gone. */
+static void close_all(void)
+{
+	ss.stdin_open = false;
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] && !ss.s[i]->closing)
+			sess_close(ss.s[i], NULL);
+}
+
+/* A client's socket is ready. */
+static void client_ready(int c, const struct pollfd *p)
+{
+	if (ss.cl[c].fd != p->fd)
+		return; /* dropped this round */
+	if (p->revents & POLLOUT)
+		client_flush(c);
+	if (ss.cl[c].fd < 0 || !(p->revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	int r = read_lines(ss.cl[c].fd, &ss.cl[c].in, ss.max_msg, client_line, (void *)(intptr_t)(c + 1));
+	if (r == -1 || r == -2)
+		client_drop(c);
+}
+
+static void stdin_ready(void)
+{
+	int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
+	if (r == -2)
+		reply_error(NULL, "a request longer than %s bytes", "--max-message");
+	if (r == -1 || r == -2)
+		close_all(); /* the client is gone (or sent too much) */
+}
+
+/* One of a session's fds is ready. */
+static void sess_ready(struct sess *s, int fd)
+{
+	if (!sess_alive(s) || !s->pid)
+		return; /* gone or restarted in this round */
+	if (fd == s->out_fd) {
+		int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
+		if (r == -2) {
+			linebuf_free(&s->out);
+			protocol_error(s, "the driver sent a message longer than the limit "
+					  "(--max-message)");
+		} else if (r == -1) {
+			close_fd(&s->out_fd);
+		}
+	} else if (fd == s->err_fd) {
+		keep_err(s);
+	} else if (fd == s->in_fd) {
+		flush_driver(s);
+	} else if (fd == s->pidfd) {
+		/* what it wrote before it died, first (as much as the pipe
+		 * holds now: its writers may still be dying) */
+		while (s->out_fd >= 0 && read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0)
+			;
+		sess_died(s);
+	}
+}
+
 static int serve(void)
 {
+	static struct pollset ps;
 	for (;;) {
 		if (!ss.stdin_open && !sess_count())
 			return 0;
-		if (stop_signal && ss.stdin_open) {
-			/* --listen's end: every session closes, then we do */
-			ss.stdin_open = false;
-			for (int i = 0; i < MAX_SESSIONS; i++)
-				if (ss.s[i] && !ss.s[i]->closing)
-					sess_close(ss.s[i], NULL);
-		}
+		if (stop_signal && ss.stdin_open)
+			close_all(); /* --listen's end */
 		int timeout = deadlines(); /* first: it may queue an interrupt */
-		struct pollfd p[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
-		struct sess *who[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
-		int client_of[2 + MAX_CLIENTS + MAX_SESSIONS * 4];
-		int np = 0;
-		if (ss.stdin_open && !ss.listen_path) {
-			p[np] = (struct pollfd){ 0, POLLIN, 0 };
-			client_of[np] = -1;
-			who[np++] = NULL;
-		}
-		if (ss.stdin_open && ss.listen_path) {
-			p[np] = (struct pollfd){ ss.listen_fd, POLLIN, 0 };
-			client_of[np] = -2;
-			who[np++] = NULL;
-		}
-		for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
-			if (ss.cl[c].fd >= 0) {
-				p[np] = (struct pollfd){ ss.cl[c].fd,
-							 POLLIN | (ss.cl[c].out_len ? POLLOUT : 0), 0 };
-				client_of[np] = c;
-				who[np++] = NULL;
-			}
-		for (int i = 0; i < MAX_SESSIONS; i++) {
-			struct sess *s = ss.s[i];
-			if (!s || !s->pid)
-				continue;
-			int fds[4] = { s->pidfd, s->out_fd, s->err_fd, s->in_fd };
-			for (int k = 0; k < 4; k++) {
-				if (fds[k] < 0 || (k == 3 && !s->pend_len))
-					continue;
-				p[np] = (struct pollfd){ fds[k], k == 3 ? POLLOUT : POLLIN, 0 };
-				client_of[np] = -1;
-				who[np++] = s;
-			}
-		}
-		if (poll(p, (nfds_t)np, timeout) < 0) {
+		poll_build(&ps);
+		if (poll(ps.p, (nfds_t)ps.n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return 125;
 		}
-		for (int k = 0; k < np; k++) {
-			if (!p[k].revents)
+		for (int k = 0; k < ps.n; k++) {
+			if (!ps.p[k].revents)
 				continue;
-			struct sess *s = who[k];
-			if (!s && client_of[k] == -2) {
+			if (ps.who[k])
+				sess_ready(ps.who[k], ps.p[k].fd);
+			else if (ps.client[k] == -2)
 				client_accept();
-				continue;
-			}
-			if (!s && client_of[k] >= 0) {
-				int c = client_of[k];
-				if (ss.cl[c].fd != p[k].fd)
-					continue; /* dropped this round */
-				if (p[k].revents & POLLOUT)
-					client_flush(c);
-				if (ss.cl[c].fd < 0 || !(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
-					continue;
-				int r = read_lines(ss.cl[c].fd, &ss.cl[c].in, ss.max_msg, client_line,
-						   (void *)(intptr_t)(c + 1));
-				if (r == -1 || r == -2)
-					client_drop(c);
-				continue;
-			}
-			if (!s) {
-				int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
-				if (r == -3)
-					continue;
-				if (r == -2)
-					reply_error(NULL, "a request longer than %s bytes",
-						    "--max-message");
-				if (r < 0) {
-					/* The client is gone (or sent too much): every
-					 * session closes, then moat session ends. */
-					ss.stdin_open = false;
-					for (int i = 0; i < MAX_SESSIONS; i++)
-						if (ss.s[i] && !ss.s[i]->closing)
-							sess_close(ss.s[i], NULL);
-				}
-				continue;
-			}
-			if (!sess_alive(s) || !s->pid)
-				continue; /* gone or restarted in this round */
-			if (p[k].fd == s->out_fd) {
-				int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
-				if (r == -2) {
-					linebuf_free(&s->out);
-					protocol_error(s, "the driver sent a message longer than the "
-							  "limit (--max-message)");
-				} else if (r == -1) {
-					close_fd(&s->out_fd);
-				}
-			} else if (p[k].fd == s->err_fd) {
-				keep_err(s);
-			} else if (p[k].fd == s->in_fd) {
-				flush_driver(s);
-			} else if (p[k].fd == s->pidfd) {
-				/* what it wrote before it died, first (as much as
-				 * the pipe holds now: its writers may still be dying) */
-				while (s->out_fd >= 0 &&
-				       read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0)
-					;
-				sess_died(s);
-			}
+			else if (ps.client[k] >= 0)
+				client_ready(ps.client[k], &ps.p[k]);
+			else
+				stdin_ready();
 		}
 		/* the front end's turn: what it asks now is served this round */
 		while (ss.out && json_array_size(ss.outq)) {
