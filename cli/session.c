@@ -47,6 +47,8 @@ extern const char driver_python[]; /* build/gen/drivers.c */
 #define MAX_FILES 1000      /* entries of a listing or files_changed */
 #define MAX_SNAPSHOTS 64
 #define MAX_CLIENTS 64
+#define MAX_DENIALS 20        /* records kept a cell (all are counted) */
+#define AUDIT_LINE_MAX 65536  /* a record longer is skipped */
 #define CLIENT_OUT_MAX (64u << 20) /* a client that reads nothing is let go */
 
 /* A line being read from a pipe. */
@@ -66,8 +68,10 @@ struct sess {
 	char name[16];
 	char **argv; /* moat run's, for every start */
 	pid_t pid;
-	int pidfd, in_fd, out_fd, err_fd;
-	struct linebuf out;
+	int pidfd, in_fd, out_fd, err_fd, audit_fd;
+	struct linebuf out, audit;
+	json_t *denials; /* the running cell's, as the audit log has them */
+	int ndenials;
 	char err_tail[ERR_TAIL];
 	size_t err_len;
 	char *pend; /* to the driver, not written yet */
@@ -288,6 +292,7 @@ static void linebuf_free(struct linebuf *lb)
 static void sess_close(struct sess *s, json_t *id);
 static void cell_start(struct sess *s, json_t *req);
 static void restore_done(struct sess *s, json_t *r);
+static void audit_drain(struct sess *s);
 
 static struct sess *sess_find(const char *name)
 {
@@ -370,12 +375,17 @@ static int sess_spawn(struct sess *s)
 		close(in[1]);
 		return -e;
 	}
-	if (pipe2(err, O_CLOEXEC) < 0) {
+	int au[2] = { -1, -1 };
+	if (pipe2(err, O_CLOEXEC) < 0 || pipe2(au, O_CLOEXEC) < 0) {
 		int e = errno;
 		close(in[0]);
 		close(in[1]);
 		close(out[0]);
 		close(out[1]);
+		if (au[0] < 0) {
+			close(err[0]);
+			close(err[1]);
+		}
 		return -e;
 	}
 	pid_t parent = getpid();
@@ -391,7 +401,9 @@ static int sess_spawn(struct sess *s)
 		if (getppid() != parent)
 			_exit(125);
 		signal(SIGPIPE, SIG_DFL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+		/* fd 3: the audit log moat run writes (--audit-log /dev/fd/3) */
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
+		    dup2(au[1], 3) < 0)
 			_exit(125);
 		execv(ss.exe, s->argv);
 		_exit(125);
@@ -400,12 +412,17 @@ static int sess_spawn(struct sess *s)
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
+	close(au[1]);
 	if (pid < 0) {
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
+		close(au[0]);
 		return -e;
 	}
+	s->audit_fd = au[0];
+	fcntl(s->audit_fd, F_SETFL, O_NONBLOCK);
+	linebuf_free(&s->audit);
 	s->pid = pid;
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	s->in_fd = in[1];
@@ -428,7 +445,8 @@ static void cell_clear(struct sess *s)
 {
 	json_decref(s->exec_id);
 	json_decref(s->outputs);
-	s->exec_id = s->outputs = NULL;
+	json_decref(s->denials);
+	s->exec_id = s->outputs = s->denials = NULL;
 	s->deadline = s->grace_at = 0;
 	s->interrupted = s->timed_out = false;
 }
@@ -446,7 +464,9 @@ static void cell_reply(struct sess *s, const char *status, json_t *extra, const 
 	if (extra)
 		json_object_update(r, extra);
 	json_decref(extra);
-	json_object_set(r, "outputs", s->outputs ? s->outputs : json_array());
+	json_object_set_new(r, "outputs", s->outputs ? json_incref(s->outputs) : json_array());
+	json_object_set_new(r, "denials", s->denials ? json_incref(s->denials) : json_array());
+	json_object_set_new(r, "denials_count", json_integer(s->ndenials));
 	emit(s->exec_id, r);
 	cell_clear(s);
 	s->last_active = now_ms();
@@ -458,6 +478,8 @@ static void cell_start(struct sess *s, json_t *req)
 	json_t *timeout = json_object_get(req, "timeout");
 	s->exec_id = id ? json_incref(id) : NULL;
 	s->outputs = json_array();
+	s->denials = json_array();
+	s->ndenials = 0;
 	s->n++;
 	s->count++;
 	s->t0 = now_ms();
@@ -791,6 +813,7 @@ static void driver_line(void *ctx, char *text, size_t len)
 		if (!file_reply(s, m))
 			protocol_error(s, "the driver's \"file\" message is malformed or unasked");
 	} else if (!strcmp(ev, "done") && ours && json_object_size(m) == 6) {
+		audit_drain(s); /* its denials were logged before it ended */
 		const char *st = json_string_value(json_object_get(m, "status"));
 		json_t *result = json_object_get(m, "result");
 		json_t *error = json_object_get(m, "error");
@@ -812,6 +835,44 @@ static void driver_line(void *ctx, char *text, size_t len)
 		protocol_error(s, "the driver sent a message out of turn or of an unknown kind");
 	}
 	json_decref(m);
+}
+
+/* One record of the session's audit log (moat's writing: the sandbox's
+ * strings in it are escaped): a denial during a cell is that cell's. */
+static void audit_line(void *ctx, char *text, size_t len)
+{
+	struct sess *s = ctx;
+	if (s->st != S_BUSY || !s->denials)
+		return;
+	json_t *rec = json_loadb(text, len, 0, NULL);
+	if (!strcmp(json_string_value(json_object_get(rec, "decision")) ?: "", "deny")) {
+		s->ndenials++;
+		if (json_array_size(s->denials) < MAX_DENIALS) {
+			static const char *const keep[] = { "syscall", "comm", "path", "resolved",
+							    "address", "errno", "rule" };
+			json_t *d = json_object();
+			for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+				json_t *v = json_object_get(rec, keep[i]);
+				if (json_is_string(v))
+					json_object_set(d, keep[i], v);
+			}
+			json_array_append_new(s->denials, d);
+		}
+	}
+	json_decref(rec);
+}
+
+/* What the audit log holds now. */
+static void audit_drain(struct sess *s)
+{
+	int r;
+	while (s->audit_fd >= 0 &&
+	       (r = read_lines(s->audit_fd, &s->audit, AUDIT_LINE_MAX, audit_line, s)) != -3) {
+		if (r == -2)
+			linebuf_free(&s->audit); /* a record past the limit: skipped */
+		else if (r == -1)
+			close_fd(&s->audit_fd);
+	}
 }
 
 /* moat run's stderr: its end is kept (the report is its last line). */
@@ -877,8 +938,10 @@ static void sess_free(struct sess *s)
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
+	close_fd(&s->audit_fd);
 	close_fd(&s->pidfd);
 	linebuf_free(&s->out);
+	linebuf_free(&s->audit);
 	free(s->pend);
 	json_decref(s->create_id);
 	json_decref(s->queued);
@@ -903,6 +966,7 @@ static void sess_died(struct sess *s)
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
+	close_fd(&s->audit_fd);
 	close_fd(&s->pidfd);
 	s->pend_len = 0;
 	s->pid = 0;
@@ -993,6 +1057,8 @@ static char **run_argv(const json_t *req, const char **why)
 	arg(&v, "run");
 	arg(&v, "--report");
 	arg(&v, "-");
+	arg(&v, "--audit-log"); /* the session's denials, counted a cell */
+	arg(&v, "/dev/fd/3");
 	if ((o = json_object_get(req, "memory_limit"))) {
 		if (!json_is_string(o)) {
 			*why = "memory_limit: a string (\"512M\", \"none\")";
@@ -1101,7 +1167,7 @@ static void op_create(json_t *id, json_t *req)
 		reply_error(id, "out of %s", "memory");
 		return;
 	}
-	s->in_fd = s->out_fd = s->err_fd = s->pidfd = -1;
+	s->in_fd = s->out_fd = s->err_fd = s->audit_fd = s->pidfd = -1;
 	s->argv = argv;
 	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
 	s->create_id = id ? json_incref(id) : NULL;
@@ -1427,7 +1493,7 @@ static int deadlines(void)
 }
 
 /* What the loop polls: each fd, and whose it is. */
-#define POLL_MAX (2 + MAX_CLIENTS + MAX_SESSIONS * 4)
+#define POLL_MAX (2 + MAX_CLIENTS + MAX_SESSIONS * 5)
 struct pollset {
 	struct pollfd p[POLL_MAX];
 	struct sess *who[POLL_MAX]; /* the session, or NULL */
@@ -1456,10 +1522,10 @@ static void poll_build(struct pollset *ps)
 		struct sess *s = ss.s[i];
 		if (!s || !s->pid)
 			continue;
-		int fds[4] = { s->pidfd, s->out_fd, s->err_fd, s->in_fd };
-		for (int k = 0; k < 4; k++)
-			if (fds[k] >= 0 && (k < 3 || s->pend_len))
-				poll_add(ps, fds[k], k == 3 ? POLLOUT : POLLIN, s, -1);
+		int fds[5] = { s->pidfd, s->out_fd, s->err_fd, s->audit_fd, s->in_fd };
+		for (int k = 0; k < 5; k++)
+			if (fds[k] >= 0 && (k < 4 || s->pend_len))
+				poll_add(ps, fds[k], k == 4 ? POLLOUT : POLLIN, s, -1);
 	}
 }
 
@@ -1511,6 +1577,8 @@ static void sess_ready(struct sess *s, int fd)
 		}
 	} else if (fd == s->err_fd) {
 		keep_err(s);
+	} else if (fd == s->audit_fd) {
+		audit_drain(s);
 	} else if (fd == s->in_fd) {
 		flush_driver(s);
 	} else if (fd == s->pidfd) {
