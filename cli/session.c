@@ -127,6 +127,8 @@ static struct {
 	} cl[MAX_CLIENTS];
 	unsigned next_gen;
 	int cur_client; /* whose line is being served; -1: none */
+	bool draining;  /* stdin ended: sessions close as they go idle */
+	bool out_gone;  /* stdout's reader is gone */
 } ss;
 
 static volatile sig_atomic_t stop_signal;
@@ -1493,11 +1495,11 @@ static int deadlines(void)
 }
 
 /* What the loop polls: each fd, and whose it is. */
-#define POLL_MAX (2 + MAX_CLIENTS + MAX_SESSIONS * 5)
+#define POLL_MAX (3 + MAX_CLIENTS + MAX_SESSIONS * 5)
 struct pollset {
 	struct pollfd p[POLL_MAX];
 	struct sess *who[POLL_MAX]; /* the session, or NULL */
-	int client[POLL_MAX];       /* -1 stdin or a session's, -2 the socket, else a client */
+	int client[POLL_MAX]; /* -1 stdin or a session's, -2 the socket, -3 stdout, else a client */
 	int n;
 };
 
@@ -1513,6 +1515,8 @@ static void poll_build(struct pollset *ps)
 	ps->n = 0;
 	if (ss.stdin_open && !ss.listen_path)
 		poll_add(ps, 0, POLLIN, NULL, -1);
+	if (!ss.listen_path && !ss.out_gone)
+		poll_add(ps, 1, 0, NULL, -3); /* POLLERR: the reader of stdout is gone */
 	if (ss.stdin_open && ss.listen_path)
 		poll_add(ps, ss.listen_fd, POLLIN, NULL, -2);
 	for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
@@ -1552,13 +1556,36 @@ static void client_ready(int c, const struct pollfd *p)
 		client_drop(c);
 }
 
+/* Is the session doing nothing, nor about to? */
+static bool sess_idle(const struct sess *s)
+{
+	if (s->st != S_READY || s->queued || s->creating || s->closing)
+		return false;
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid)
+			return false;
+	return true;
+}
+
+/* stdin has ended: each session closes once what was asked of it is
+ * done (a script that pipes its requests in gets every reply). */
+static void close_idle(void)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] && sess_idle(ss.s[i]))
+			sess_close(ss.s[i], NULL);
+}
+
 static void stdin_ready(void)
 {
 	int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
-	if (r == -2)
+	if (r == -2) {
 		reply_error(NULL, "a request longer than %s bytes", "--max-message");
-	if (r == -1 || r == -2)
-		close_all(); /* the client is gone (or sent too much) */
+		close_all();
+	} else if (r == -1) {
+		ss.stdin_open = false;
+		ss.draining = true;
+	}
 }
 
 /* One of a session's fds is ready. */
@@ -1598,6 +1625,8 @@ static int serve(void)
 			return 0;
 		if (stop_signal && ss.stdin_open)
 			close_all(); /* --listen's end */
+		if (ss.draining)
+			close_idle();
 		int timeout = deadlines(); /* first: it may queue an interrupt */
 		poll_build(&ps);
 		if (poll(ps.p, (nfds_t)ps.n, timeout) < 0) {
@@ -1612,6 +1641,11 @@ static int serve(void)
 				sess_ready(ps.who[k], ps.p[k].fd);
 			else if (ps.client[k] == -2)
 				client_accept();
+			else if (ps.client[k] == -3) {
+				/* the client died: its cells are ended, not finished */
+				ss.out_gone = true;
+				close_all();
+			}
 			else if (ps.client[k] >= 0)
 				client_ready(ps.client[k], &ps.p[k]);
 			else
