@@ -2,8 +2,8 @@
 # missing, builds, and runs every test; `make asan` does the same under
 # ASan+UBSan.
 CC      ?= cc
-PKGS    := libseccomp libelf libxxhash libunwind-ptrace libunwind-generic
-STATIC_PKGS := libseccomp libelf libxxhash
+PKGS    := libseccomp libelf libxxhash libunwind-ptrace libunwind-generic jansson
+STATIC_PKGS := libseccomp libelf libxxhash jansson
 CHECK_PKGS := check
 CSTD    := -std=c17 -D_GNU_SOURCE
 WARN    := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter -Wno-format-truncation -Werror
@@ -26,7 +26,8 @@ BUILD   ?= build
 MOAT_OUT ?= moat
 
 MODULES := core syscall-table interposer fs-emulation net-stub audit
-LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) $(filter-out cli/main.c,$(wildcard cli/*.c))
+LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c)) \
+	$(filter-out cli/main.c cli/session.c cli/mcp.c,$(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:%.c=$(BUILD)/%)
@@ -34,15 +35,29 @@ PROBE_SRC := $(wildcard tests/integration/*.c tests/security/*.c bench/*.c)
 PROBE_BIN := $(PROBE_SRC:%.c=$(BUILD)/%)
 
 DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
-	libxxhash-dev check python3 python3-pandas python3-matplotlib git tar \
+	libxxhash-dev libjansson-dev check python3 python3-pandas python3-matplotlib git tar \
 	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash \
 	clang-format
 
 .PHONY: all probes deps check test lint unit integration security compat asan bench clean format
 all: $(MOAT_OUT) probes
 
-$(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/gen/filter_blob.o $(LIB_OBJ)
+$(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/cli/session.o $(BUILD)/cli/mcp.o $(BUILD)/gen/filter_blob.o \
+		$(BUILD)/gen/drivers.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(MOAT_LDLIBS)
+
+# The session drivers (drivers/*.py) go into the binary as C strings: a
+# session passes its driver as `python3 -c`, with no file in the view.
+DRIVERS := $(wildcard drivers/*.py)
+$(BUILD)/gen/drivers.c: $(DRIVERS)
+	@mkdir -p $(dir $@)
+	{ for f in $(DRIVERS); do \
+		echo "const char driver_$$(basename $$f _driver.py)[] = {"; \
+		od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		echo "0 };"; \
+	done; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/drivers.o: $(BUILD)/gen/drivers.c
+	$(CC) $(CFLAGS) -Wno-missing-variable-declarations -c -o $@ $<
 
 # The BPF program is a pure function of the table: built once, here.
 $(BUILD)/gen/filter_gen: $(BUILD)/syscall-table/gen/filter_gen.o $(LIB_OBJ)

@@ -23,7 +23,9 @@
 #include "audit/outfile.h"
 #include "audit/stack.h"
 #include "cli/options.h"
+#include "cli/mcp.h"
 #include "cli/report.h"
+#include "cli/session.h"
 #include "core/creds.h"
 #include "fs-emulation/scratch.h"
 #include "fs-emulation/vfs.h"
@@ -625,6 +627,10 @@ int main(int argc, char **argv)
 		options_usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "session"))
+		return cmd_session(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "mcp"))
+		return cmd_mcp(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "run")) {
 		if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
 			options_usage(stdout);

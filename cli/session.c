@@ -1,0 +1,1425 @@
+/* `moat session`: requests in, replies and events out, one JSON object a
+ * line on stdin and stdout (docs/sessions.md).
+ *
+ * Each session is a `moat run` of its own, a child of this process, whose
+ * program is the driver (drivers/): its stdin takes cells, its stdout
+ * gives the driver's messages, its stderr is moat run's own (the run
+ * report is its last line: `--report -`).  One poll loop serves the
+ * client and every session; nothing here blocks but the writes to the
+ * client, whose reader is the client itself.
+ *
+ * The driver's messages come from inside the sandbox: they are parsed by
+ * jansson, at most max_msg bytes a line, and only the fields expected, of
+ * the types expected, are passed on.  Anything else ends the cell with a
+ * protocol error and restarts the interpreter (the channel can no longer
+ * be trusted to mean what it says); never more than that session. */
+#include "cli/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const char driver_python[]; /* build/gen/drivers.c */
+
+#define MAX_SESSIONS 64
+#define ERR_TAIL 8192        /* the end of a moat run's stderr kept */
+#define CLOSE_WAIT_MS 2000   /* a closed driver's time to leave */
+#define KILL_WAIT_MS 5000    /* moat run's time to end its sandbox */
+#define MAX_TRACEBACK 1000   /* lines */
+#define MAX_MIME_KEY 128
+#define MAX_FILEOPS 16      /* file requests in flight, a session */
+#define MAX_FILES 1000      /* entries of a listing or files_changed */
+#define MAX_SNAPSHOTS 64
+
+/* A line being read from a pipe. */
+struct linebuf {
+	char *buf;
+	size_t len, cap;
+};
+
+enum sess_state {
+	S_STARTING, /* the interpreter is not ready yet */
+	S_READY,    /* waiting for a cell */
+	S_BUSY,     /* a cell runs */
+	S_CLOSING,  /* its driver was told to leave */
+};
+
+struct sess {
+	char name[16];
+	char **argv; /* moat run's, for every start */
+	pid_t pid;
+	int pidfd, in_fd, out_fd, err_fd;
+	struct linebuf out;
+	char err_tail[ERR_TAIL];
+	size_t err_len;
+	char *pend; /* to the driver, not written yet */
+	size_t pend_len;
+	enum sess_state st;
+	uint64_t started, kill_at;
+	json_t *create_id; /* a create waiting for ready; NULL: none */
+	bool creating;
+	json_t *queued; /* an exec waiting for the interpreter (a restart) */
+	/* the running cell */
+	json_t *exec_id;
+	int n, count;
+	uint64_t t0, deadline, grace_at;
+	bool interrupted, timed_out, killed, hard_killed;
+	json_t *outputs;
+	json_t *close_id;
+	bool closing;
+	const char *close_reason; /* set when the session closed itself */
+	struct fileop {
+		int rid; /* 0: a free slot */
+		char action[8];
+		json_t *id;
+		enum { FOR_CLIENT, FOR_SNAPSHOT, FOR_RESTORE } purpose;
+	} files[MAX_FILEOPS];
+	json_t *restore; /* the snapshot a new session starts from, until put */
+	uint64_t last_active;      /* the end of its last cell, or its start */
+};
+
+static struct {
+	char exe[PATH_MAX];
+	double grace_s, idle_s;
+	size_t max_msg;
+	int max_sessions;
+	struct sess *s[MAX_SESSIONS];
+	unsigned next_name, next_snap;
+	int next_rid;
+	json_t *snaps; /* name -> {data (base64 tar), size, sha256} */
+	size_t snap_bytes, snap_max;
+	bool stdin_open;
+	struct linebuf in;
+	session_out_fn out; /* NULL: JSON lines with ids */
+	json_t *outq;       /* [id, obj] pairs for `out`, this round's */
+	session_in_fn in_line;
+} ss;
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* One JSON line to the client; `obj` is taken. */
+void session_write(json_t *obj)
+{
+	/* ASCII only: a stream's text is the sandbox's, and a client may show
+	 * it on a terminal; escaped, no byte of it is a control sequence. */
+	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(obj);
+	if (!text)
+		return;
+	size_t n = strlen(text);
+	text[n] = '\n'; /* over the terminating NUL: written by length */
+	for (size_t off = 0; off < n + 1;) {
+		ssize_t w = write(1, text + off, n + 1 - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the client is gone: stdin's end closes the rest */
+		off += (size_t)w;
+	}
+	free(text);
+}
+
+/* A reply or event about request `id`: to the front end (`moat mcp`), or
+ * as a line with its id. */
+static void emit(json_t *id, json_t *obj)
+{
+	if (ss.out) {
+		/* handed over after this round: the front end's requests then
+		 * find every session in a settled state */
+		json_array_append_new(ss.outq, json_pack("[O, o]", id ? id : json_null(), obj));
+		return;
+	}
+	if (id)
+		json_object_set(obj, "id", id);
+	session_write(obj);
+}
+
+static void reply_error(json_t *id, const char *fmt, const char *arg)
+{
+	char msg[512];
+	snprintf(msg, sizeof msg, fmt, arg);
+	emit(id, json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
+/* ---- lines ---- */
+
+/* Read what `fd` has into `lb`.  Calls `line` for each whole line (its
+ * text NUL-terminated, without the newline).  -1: end of file or error;
+ * -2: a line longer than `max`; 0 otherwise. */
+static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line, void *ctx)
+{
+	char chunk[65536];
+	ssize_t r = read(fd, chunk, sizeof chunk);
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (r == 0)
+		return -1;
+	if (lb->len + (size_t)r + 1 > lb->cap) {
+		size_t cap = lb->cap ? lb->cap : 65536;
+		while (cap < lb->len + (size_t)r + 1)
+			cap *= 2;
+		char *b = realloc(lb->buf, cap);
+		if (!b)
+			return -2;
+		lb->buf = b;
+		lb->cap = cap;
+	}
+	memcpy(lb->buf + lb->len, chunk, (size_t)r);
+	lb->len += (size_t)r;
+	size_t start = 0;
+	for (;;) {
+		char *nl = memchr(lb->buf + start, '\n', lb->len - start);
+		if (!nl)
+			break;
+		size_t len = (size_t)(nl - (lb->buf + start));
+		*nl = '\0';
+		if (len > max)
+			return -2;
+		line(ctx, lb->buf + start, len);
+		start += len + 1;
+		if (!lb->buf) /* the callback reset it */
+			return 0;
+	}
+	memmove(lb->buf, lb->buf + start, lb->len - start);
+	lb->len -= start;
+	return lb->len > max ? -2 : 0;
+}
+
+static void linebuf_free(struct linebuf *lb)
+{
+	free(lb->buf);
+	*lb = (struct linebuf){ 0 };
+}
+
+/* ---- sessions ---- */
+
+static void sess_close(struct sess *s, json_t *id);
+static void cell_start(struct sess *s, json_t *req);
+static void restore_done(struct sess *s, json_t *r);
+
+static struct sess *sess_find(const char *name)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] && !strcmp(ss.s[i]->name, name))
+			return ss.s[i];
+	return NULL;
+}
+
+static int sess_count(void)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		n += ss.s[i] != NULL;
+	return n;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Queue `obj` (taken) for the driver's stdin. */
+static void to_driver(struct sess *s, json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	json_decref(obj);
+	if (!text || s->in_fd < 0) {
+		free(text);
+		return;
+	}
+	size_t n = strlen(text);
+	char *p = realloc(s->pend, s->pend_len + n + 1);
+	if (p) {
+		memcpy(p + s->pend_len, text, n);
+		p[s->pend_len + n] = '\n';
+		s->pend = p;
+		s->pend_len += n + 1;
+	}
+	free(text);
+}
+
+static void flush_driver(struct sess *s)
+{
+	while (s->pend_len && s->in_fd >= 0) {
+		ssize_t w = write(s->in_fd, s->pend, s->pend_len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) { /* the driver is gone: its death says the rest */
+			s->pend_len = 0;
+			return;
+		}
+		memmove(s->pend, s->pend + w, s->pend_len - (size_t)w);
+		s->pend_len -= (size_t)w;
+	}
+}
+
+/* Start the session's moat run: 0, or -errno. */
+static int sess_spawn(struct sess *s)
+{
+	int in[2], out[2], err[2];
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(in[0]);
+		close(in[1]);
+		return -e;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		return -e;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Its own process group: a Ctrl-C at the client's terminal is
+		 * not the cells'.  Our death is its death, and its sandbox's. */
+		setpgid(0, 0);
+		/* moat run's own way out: it forwards the signal to the driver,
+		 * which dies of it; and the driver leaves anyway when its stdin
+		 * ends, with us.  Either ends the run, cleaned up. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(125);
+		signal(SIGPIPE, SIG_DFL);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(125);
+		execv(ss.exe, s->argv);
+		_exit(125);
+	}
+	int e = errno;
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	if (pid < 0) {
+		close(in[1]);
+		close(out[0]);
+		close(err[0]);
+		return -e;
+	}
+	s->pid = pid;
+	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	s->in_fd = in[1];
+	s->out_fd = out[0];
+	s->err_fd = err[0];
+	fcntl(s->in_fd, F_SETFL, O_NONBLOCK);
+	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
+	s->st = S_STARTING;
+	s->started = now_ms();
+	s->err_len = 0;
+	s->n = 0;
+	s->count = 0;
+	s->killed = s->hard_killed = false;
+	linebuf_free(&s->out);
+	return 0;
+}
+
+static void cell_clear(struct sess *s)
+{
+	json_decref(s->exec_id);
+	json_decref(s->outputs);
+	s->exec_id = s->outputs = NULL;
+	s->deadline = s->grace_at = 0;
+	s->interrupted = s->timed_out = false;
+}
+
+/* The reply to the running cell; `extra` (taken) holds result/error. */
+static void cell_reply(struct sess *s, const char *status, json_t *extra, const char *verdict,
+		       bool restarted)
+{
+	json_t *r = json_pack("{s:b, s:s, s:i, s:I, s:s, s:b}", "ok", 1, "status", status,
+			      "execution_count", s->count, "duration_ms",
+			      (json_int_t)(now_ms() - s->t0), "verdict", verdict, "restarted",
+			      restarted);
+	json_object_set_new(r, "result", json_null());
+	json_object_set_new(r, "error", json_null());
+	if (extra)
+		json_object_update(r, extra);
+	json_decref(extra);
+	json_object_set(r, "outputs", s->outputs ? s->outputs : json_array());
+	emit(s->exec_id, r);
+	cell_clear(s);
+	s->last_active = now_ms();
+}
+
+static void cell_start(struct sess *s, json_t *req)
+{
+	json_t *id = json_object_get(req, "id");
+	json_t *timeout = json_object_get(req, "timeout");
+	s->exec_id = id ? json_incref(id) : NULL;
+	s->outputs = json_array();
+	s->n++;
+	s->count++;
+	s->t0 = now_ms();
+	s->interrupted = s->timed_out = false;
+	s->grace_at = 0;
+	double t = json_is_number(timeout) ? json_number_value(timeout) : 0;
+	s->deadline = t > 0 ? s->t0 + (uint64_t)(t * 1000) : 0;
+	s->st = S_BUSY;
+	to_driver(s, json_pack("{s:s, s:i, s:O}", "op", "exec", "n", s->n, "code",
+			       json_object_get(req, "code")));
+}
+
+static void sess_interrupt(struct sess *s)
+{
+	if (s->st != S_BUSY)
+		return;
+	if (!s->interrupted) {
+		s->interrupted = true;
+		s->grace_at = now_ms() + (uint64_t)(ss.grace_s * 1000);
+	}
+	to_driver(s, json_pack("{s:s, s:i}", "op", "interrupt", "n", s->n));
+	flush_driver(s);
+}
+
+static void signal_run(struct sess *s, int sig)
+{
+	if (s->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
+	else if (s->pid > 0)
+		kill(s->pid, sig);
+}
+
+/* End the sandbox as moat run ends it at a user's second signal: it
+ * kills every process of it, then takes down its cgroups and layers and
+ * writes its report.  Two signals at once: the first is forwarded to the
+ * interpreter, the second kills (two of one kind would make one).  Should
+ * moat run itself not end in KILL_WAIT_MS, SIGKILL (its sandbox dies with
+ * it, EXITKILL; its scratch stays for a later sweep). */
+static void sess_kill(struct sess *s)
+{
+	signal_run(s, SIGHUP);
+	signal_run(s, SIGTERM);
+	s->killed = true;
+	s->kill_at = now_ms() + KILL_WAIT_MS;
+}
+
+/* The running cell ends with a protocol error, and the interpreter goes. */
+static void protocol_error(struct sess *s, const char *why)
+{
+	if (s->st == S_BUSY) {
+		json_t *tb = json_pack("[s]", why);
+		cell_reply(s, "error",
+			   json_pack("{s:{s:s, s:s, s:o}}", "error", "ename", "MoatProtocolError",
+				     "evalue", why, "traceback", tb),
+			   "OK", true);
+		s->st = S_READY;
+	}
+	if (!s->killed)
+		sess_kill(s);
+}
+
+/* A JSON object whose members are all strings, keys short: a MIME bundle. */
+static bool mime_bundle(const json_t *v)
+{
+	if (!json_is_object(v))
+		return false;
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)v, k, x) {
+		if (strlen(k) > MAX_MIME_KEY || !json_is_string(x))
+			return false;
+	}
+	return true;
+}
+
+/* {ename, evalue, traceback[]} of strings, or null. */
+static bool error_object(const json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	if (!json_is_object(v) || json_object_size(v) != 3)
+		return false;
+	const json_t *tb = json_object_get(v, "traceback");
+	if (!json_is_string(json_object_get(v, "ename")) ||
+	    !json_is_string(json_object_get(v, "evalue")) || !json_is_array(tb) ||
+	    json_array_size(tb) > MAX_TRACEBACK)
+		return false;
+	size_t i;
+	json_t *x;
+	json_array_foreach(tb, i, x) {
+		if (!json_is_string(x))
+			return false;
+	}
+	return true;
+}
+
+/* files_changed: [{path, size, sha256?}], each field of its type. */
+static bool files_list(const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
+		return false;
+	json_array_foreach(v, i, x) {
+		json_t *h = json_object_get(x, "sha256");
+		size_t keys = 2 + (h != NULL);
+		if (!json_is_object(x) || json_object_size(x) != keys ||
+		    !json_is_string(json_object_get(x, "path")) ||
+		    !json_is_integer(json_object_get(x, "size")) ||
+		    (h && (!json_is_string(h) || json_string_length(h) != 64)))
+			return false;
+	}
+	return true;
+}
+
+/* A listing's entries: [{name, type, size, mtime}]. */
+static bool entries_list(const json_t *v)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
+		return false;
+	json_array_foreach(v, i, x) {
+		if (!json_is_object(x) || json_object_size(x) != 4 ||
+		    !json_is_string(json_object_get(x, "name")) ||
+		    !json_is_string(json_object_get(x, "type")) ||
+		    !json_is_integer(json_object_get(x, "size")) ||
+		    !json_is_number(json_object_get(x, "mtime")))
+			return false;
+	}
+	return true;
+}
+
+static struct fileop *fileop_find(struct sess *s, json_int_t rid)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid && s->files[i].rid == rid)
+			return &s->files[i];
+	return NULL;
+}
+
+static void fileop_end(struct fileop *f)
+{
+	json_decref(f->id);
+	*f = (struct fileop){ 0 };
+}
+
+/* A free file request slot of the session's, or NULL. */
+static struct fileop *fileop_new(struct sess *s, const char *action, json_t *id, int purpose)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (!s->files[i].rid) {
+			struct fileop *f = &s->files[i];
+			f->rid = ++ss.next_rid;
+			snprintf(f->action, sizeof f->action, "%s", action);
+			f->id = id ? json_incref(id) : NULL;
+			f->purpose = purpose;
+			return f;
+		}
+	return NULL;
+}
+
+/* A directory's tar, kept as a snapshot: the reply. */
+static json_t *snapshot_keep(json_t *m, const char *fmt)
+{
+	json_t *data = json_object_get(m, "data");
+	size_t len = json_string_length(data);
+	if (strcmp(fmt, "tar"))
+		return json_pack("{s:b, s:s}", "ok", 0, "error", "a snapshot is of a directory");
+	if (json_object_size(ss.snaps) >= MAX_SNAPSHOTS || ss.snap_bytes + len > ss.snap_max)
+		return json_pack("{s:b, s:s}", "ok", 0, "error",
+				 "no room for another snapshot (64, or --snapshot-memory)");
+	char name[24];
+	snprintf(name, sizeof name, "snap%u", ++ss.next_snap);
+	json_object_set_new(ss.snaps, name,
+			    json_pack("{s:O, s:O, s:O}", "data", data, "size",
+				      json_object_get(m, "size"), "sha256",
+				      json_object_get(m, "sha256")));
+	ss.snap_bytes += len;
+	return json_pack("{s:b, s:s, s:O, s:O}", "ok", 1, "snapshot", name, "size",
+			 json_object_get(m, "size"), "sha256", json_object_get(m, "sha256"));
+}
+
+/* A new session's starting files: its snapshot, unpacked in its home. */
+static void restore_start(struct sess *s)
+{
+	struct fileop *f = fileop_new(s, "put", NULL, FOR_RESTORE);
+	if (!f) {
+		restore_done(s, json_pack("{s:b, s:s}", "ok", 0, "error", "no file slot"));
+		return;
+	}
+	to_driver(s, json_pack("{s:s, s:i, s:s, s:s, s:O, s:s}", "op", "file", "rid", f->rid,
+			       "action", "put", "path", ".", "data",
+			       json_object_get(s->restore, "data"), "format", "tar"));
+	flush_driver(s);
+}
+
+/* The snapshot is in (or not): the create's reply. */
+static void restore_done(struct sess *s, json_t *r)
+{
+	json_decref(s->restore);
+	s->restore = NULL;
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		const char *e = json_string_value(json_object_get(r, "error"));
+		reply_error(s->create_id, "the snapshot could not be restored: %s", e ? e : "?");
+		json_decref(r);
+		json_decref(s->create_id);
+		s->create_id = NULL;
+		s->creating = false;
+		sess_close(s, NULL);
+		return;
+	}
+	json_decref(r);
+	emit(s->create_id, json_pack("{s:b, s:s, s:I}", "ok", 1, "session", s->name, "started_ms",
+				     (json_int_t)(now_ms() - s->started)));
+	json_decref(s->create_id);
+	s->create_id = NULL;
+	s->creating = false;
+	if (s->queued) {
+		json_t *q = s->queued;
+		s->queued = NULL;
+		cell_start(s, q);
+		json_decref(q);
+	}
+}
+
+/* The driver's answer to a file request: checked, then the reply. */
+static bool file_reply(struct sess *s, json_t *m)
+{
+	json_t *rid = json_object_get(m, "rid");
+	struct fileop *f = json_is_integer(rid) ? fileop_find(s, json_integer_value(rid)) : NULL;
+	json_t *ok = json_object_get(m, "ok");
+	if (!f || !json_is_boolean(ok))
+		return false;
+	json_t *r = NULL;
+	if (!json_is_true(ok)) {
+		json_t *err = json_object_get(m, "error");
+		if (!json_is_string(err) || json_object_size(m) != 4)
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 0, "error", err);
+	} else if (!strcmp(f->action, "put")) {
+		if (json_object_size(m) != 4 || !json_is_integer(json_object_get(m, "size")))
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 1, "size", json_object_get(m, "size"));
+	} else if (!strcmp(f->action, "get")) {
+		const char *fmt = json_string_value(json_object_get(m, "format"));
+		json_t *h = json_object_get(m, "sha256");
+		if (json_object_size(m) != 7 || !json_is_string(json_object_get(m, "data")) ||
+		    !json_is_integer(json_object_get(m, "size")) || !json_is_string(h) ||
+		    json_string_length(h) != 64 || !fmt || (strcmp(fmt, "raw") && strcmp(fmt, "tar")))
+			return false;
+		if (f->purpose == FOR_SNAPSHOT)
+			r = snapshot_keep(m, fmt);
+		else
+			r = json_pack("{s:b, s:O, s:O, s:O, s:s}", "ok", 1, "data",
+				      json_object_get(m, "data"), "size", json_object_get(m, "size"),
+				      "sha256", h, "format", fmt);
+	} else {
+		json_t *e = json_object_get(m, "entries");
+		if (json_object_size(m) != 4 || !entries_list(e))
+			return false;
+		r = json_pack("{s:b, s:O}", "ok", 1, "entries", e);
+	}
+	if (f->purpose == FOR_RESTORE) {
+		restore_done(s, r);
+		fileop_end(f);
+		return true;
+	}
+	emit(f->id, r);
+	fileop_end(f);
+	return true;
+}
+
+/* Every file request still in flight fails: the interpreter went. */
+static void fileops_fail(struct sess *s)
+{
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid) {
+			if (s->files[i].purpose != FOR_RESTORE)
+				reply_error(s->files[i].id, "the session's interpreter ended (%s)",
+					    "restarted");
+			fileop_end(&s->files[i]);
+		}
+}
+
+/* One message of the driver's: checked, then passed on. */
+static void driver_line(void *ctx, char *text, size_t len)
+{
+	struct sess *s = ctx;
+	if (s->killed)
+		return; /* it is going: nothing it says counts */
+	json_error_t jerr;
+	json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	const char *ev = json_string_value(json_object_get(m, "ev"));
+	json_t *n = json_object_get(m, "n");
+	bool ours = json_is_integer(n) && json_integer_value(n) == s->n && s->st == S_BUSY;
+	if (!m || !ev) {
+		protocol_error(s, "the driver sent a message that is not a JSON object with \"ev\"");
+	} else if (!strcmp(ev, "ready") && s->st == S_STARTING && json_object_size(m) == 1) {
+		s->st = S_READY;
+		s->last_active = now_ms();
+		if (s->creating && s->restore) {
+			restore_start(s); /* the create's reply waits for it */
+		} else if (s->creating) {
+			emit(s->create_id, json_pack("{s:b, s:s, s:I}", "ok", 1, "session", s->name,
+						     "started_ms",
+						     (json_int_t)(now_ms() - s->started)));
+			json_decref(s->create_id);
+			s->create_id = NULL;
+			s->creating = false;
+		}
+		if (s->queued && !s->creating) {
+			json_t *q = s->queued;
+			s->queued = NULL;
+			cell_start(s, q);
+			json_decref(q);
+		}
+	} else if (!strcmp(ev, "stream") && ours && json_object_size(m) == 4 &&
+		   json_is_string(json_object_get(m, "text")) &&
+		   (!strcmp(json_string_value(json_object_get(m, "name")) ?: "", "stdout") ||
+		    !strcmp(json_string_value(json_object_get(m, "name")) ?: "", "stderr"))) {
+		emit(s->exec_id, json_pack("{s:s, s:O, s:O}", "event", "stream", "name",
+					   json_object_get(m, "name"), "text",
+					   json_object_get(m, "text")));
+	} else if (!strcmp(ev, "display") && ours && json_object_size(m) == 3 &&
+		   mime_bundle(json_object_get(m, "data"))) {
+		json_t *data = json_object_get(m, "data");
+		json_array_append(s->outputs, data);
+		emit(s->exec_id, json_pack("{s:s, s:O}", "event", "display", "data", data));
+	} else if (!strcmp(ev, "file") && s->st != S_STARTING) {
+		if (!file_reply(s, m))
+			protocol_error(s, "the driver's \"file\" message is malformed or unasked");
+	} else if (!strcmp(ev, "done") && ours && json_object_size(m) == 6) {
+		const char *st = json_string_value(json_object_get(m, "status"));
+		json_t *result = json_object_get(m, "result");
+		json_t *error = json_object_get(m, "error");
+		json_t *files = json_object_get(m, "files");
+		if (!st || (strcmp(st, "ok") && strcmp(st, "error") && strcmp(st, "interrupted")) ||
+		    !(json_is_null(result) || mime_bundle(result)) || !error_object(error) ||
+		    !files_list(files)) {
+			protocol_error(s, "the driver's \"done\" message is malformed");
+		} else {
+			if (!strcmp(st, "interrupted") && s->timed_out)
+				st = "timeout";
+			cell_reply(s, st,
+				   json_pack("{s:O, s:O, s:O}", "result", result, "error", error,
+					     "files_changed", files),
+				   "OK", false);
+			s->st = S_READY;
+		}
+	} else {
+		protocol_error(s, "the driver sent a message out of turn or of an unknown kind");
+	}
+	json_decref(m);
+}
+
+/* moat run's stderr: its end is kept (the report is its last line). */
+static void keep_err(struct sess *s)
+{
+	char chunk[4096]; /* smaller than the tail: a chunk always fits */
+	ssize_t r;
+	while ((r = read(s->err_fd, chunk, sizeof chunk)) > 0) {
+		if (s->err_len + (size_t)r >= ERR_TAIL) {
+			size_t drop = s->err_len + (size_t)r - (ERR_TAIL - 1);
+			memmove(s->err_tail, s->err_tail + drop, s->err_len - drop);
+			s->err_len -= drop;
+		}
+		memcpy(s->err_tail + s->err_len, chunk, (size_t)r);
+		s->err_len += (size_t)r;
+	}
+	if (r == 0)
+		close_fd(&s->err_fd);
+}
+
+/* The run report (the last line of moat run's stderr, `--report -`): its
+ * status; and moat's own last words before it (why a start failed). */
+static void run_report(struct sess *s, char *verdict, size_t vlen, char *msg, size_t mlen)
+{
+	snprintf(verdict, vlen, "XX");
+	snprintf(msg, mlen, "moat run ended");
+	s->err_tail[s->err_len] = '\0';
+	size_t len = s->err_len;
+	while (len && s->err_tail[len - 1] == '\n')
+		s->err_tail[--len] = '\0';
+	char *last = strrchr(s->err_tail, '\n');
+	last = last ? last + 1 : s->err_tail;
+	json_t *rep = json_loads(last, 0, NULL);
+	const char *st = json_string_value(json_object_get(rep, "status"));
+	/* moat's verdicts are two capitals; anything else is not its report */
+	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z') {
+		snprintf(verdict, vlen, "%s", st);
+		if (last == s->err_tail) {
+			json_decref(rep);
+			return;
+		}
+		last[-1] = '\0'; /* the line before the report */
+		char *prev = strrchr(s->err_tail, '\n');
+		last = prev ? prev + 1 : s->err_tail;
+	}
+	if (*last)
+		snprintf(msg, mlen, "%s", last);
+	json_decref(rep);
+}
+
+static void args_free(char **a)
+{
+	for (char **p = a; p && *p; p++)
+		free(*p);
+	free(a);
+}
+
+static void sess_free(struct sess *s)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] == s)
+			ss.s[i] = NULL;
+	close_fd(&s->in_fd);
+	close_fd(&s->out_fd);
+	close_fd(&s->err_fd);
+	close_fd(&s->pidfd);
+	linebuf_free(&s->out);
+	free(s->pend);
+	json_decref(s->create_id);
+	json_decref(s->queued);
+	json_decref(s->close_id);
+	json_decref(s->restore);
+	fileops_fail(s);
+	cell_clear(s);
+	args_free(s->argv);
+	free(s);
+}
+
+/* The session's moat run has ended: say so, then start it again or let
+ * the session go. */
+static void sess_died(struct sess *s)
+{
+	int status = 0;
+	waitpid(s->pid, &status, 0);
+	if (s->err_fd >= 0)
+		keep_err(s);
+	char verdict[16], msg[512];
+	run_report(s, verdict, sizeof verdict, msg, sizeof msg);
+	close_fd(&s->in_fd);
+	close_fd(&s->out_fd);
+	close_fd(&s->err_fd);
+	close_fd(&s->pidfd);
+	s->pend_len = 0;
+	s->pid = 0;
+	fileops_fail(s);
+	if (s->exec_id || s->outputs)
+		cell_reply(s, "killed", NULL, verdict, !s->closing);
+	bool failed = s->creating && !s->closing;
+	if (s->creating) {
+		reply_error(s->create_id, s->closing ? "the session was closed before it started%s"
+						     : "the session did not start: %s",
+			    s->closing ? "" : msg);
+		s->creating = false;
+	}
+	if (s->queued && (failed || s->closing))
+		reply_error(json_object_get(s->queued, "id"), "session %s is gone", s->name);
+	if (s->closing && s->close_reason)
+		emit(NULL, json_pack("{s:s, s:s, s:s, s:s}", "event", "closed", "session", s->name,
+				     "reason", s->close_reason, "verdict", verdict));
+	else if (s->closing)
+		emit(s->close_id, json_pack("{s:b, s:s}", "ok", 1, "verdict", verdict));
+	if (failed || s->closing) {
+		sess_free(s);
+		return;
+	}
+	/* Restarted: a fresh interpreter, the state gone. */
+	if (sess_spawn(s) < 0) {
+		if (s->queued)
+			reply_error(json_object_get(s->queued, "id"),
+				    "the session's interpreter could not be restarted%s", "");
+		sess_free(s);
+	}
+}
+
+/* ---- requests ---- */
+
+/* moat run's argv, being built. */
+struct args {
+	char **a;
+	size_t n, cap;
+	bool oom;
+};
+
+static void arg(struct args *v, const char *str)
+{
+	if (v->oom)
+		return;
+	if (v->n + 2 > v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		char **a = realloc(v->a, cap * sizeof *a);
+		if (!a) {
+			v->oom = true;
+			return;
+		}
+		v->a = a;
+		v->cap = cap;
+	}
+	if (!(v->a[v->n] = strdup(str))) {
+		v->oom = true;
+		return;
+	}
+	v->a[++v->n] = NULL;
+}
+
+/* Each string of array `v` after `opt`: false if one is not a string. */
+static bool arg_strings(struct args *out, const json_t *v, const char *opt)
+{
+	size_t i;
+	json_t *x;
+	if (!json_is_array(v))
+		return false;
+	json_array_foreach(v, i, x) {
+		if (!json_is_string(x))
+			return false;
+		if (opt)
+			arg(out, opt);
+		arg(out, json_string_value(x));
+	}
+	return true;
+}
+
+/* moat run's argv for a create request, or NULL with `why` set. */
+static char **run_argv(const json_t *req, const char **why)
+{
+	struct args v = { 0 };
+	const char *k;
+	json_t *x, *o;
+	arg(&v, "moat");
+	arg(&v, "run");
+	arg(&v, "--report");
+	arg(&v, "-");
+	if ((o = json_object_get(req, "memory_limit"))) {
+		if (!json_is_string(o)) {
+			*why = "memory_limit: a string (\"512M\", \"none\")";
+			goto fail;
+		}
+		arg(&v, "--memory-limit");
+		arg(&v, json_string_value(o));
+	}
+	if ((o = json_object_get(req, "env"))) {
+		if (!json_is_object(o)) {
+			*why = "env: an object of strings";
+			goto fail;
+		}
+		json_object_foreach(o, k, x) {
+			if (!json_is_string(x)) {
+				*why = "env: an object of strings";
+				goto fail;
+			}
+			arg(&v, "--setenv");
+			arg(&v, k);
+			arg(&v, json_string_value(x));
+		}
+	}
+	if ((o = json_object_get(req, "binds"))) {
+		size_t i;
+		if (!json_is_array(o)) {
+			*why = "binds: an array of {src, dst, rw}";
+			goto fail;
+		}
+		json_array_foreach(o, i, x) {
+			const char *src = json_string_value(json_object_get(x, "src"));
+			const char *dst = json_string_value(json_object_get(x, "dst"));
+			if (!src || !dst) {
+				*why = "binds: an array of {src, dst, rw}";
+				goto fail;
+			}
+			arg(&v, json_is_true(json_object_get(x, "rw")) ? "--bind" : "--ro-bind");
+			arg(&v, src);
+			arg(&v, dst);
+		}
+	}
+	if ((o = json_object_get(req, "allow_net")) && !arg_strings(&v, o, "--allow-net")) {
+		*why = "allow_net: an array of rules";
+		goto fail;
+	}
+	if ((o = json_object_get(req, "run_args"))) {
+		size_t i;
+		/* the program, its stdio and its report are the session's */
+		json_array_foreach(o, i, x) {
+			const char *s = json_string_value(x);
+			if (s && (!strcmp(s, "--") || !strcmp(s, "--json") || !strcmp(s, "--report") ||
+				  !strcmp(s, "--help") || !strcmp(s, "--version"))) {
+				*why = "run_args: moat run's options, without --, --json, --report, "
+				       "--help or --version";
+				goto fail;
+			}
+		}
+		if (!arg_strings(&v, o, NULL)) {
+			*why = "run_args: an array of moat run's options";
+			goto fail;
+		}
+	}
+	const char *lang = json_string_value(json_object_get(req, "language"));
+	if (lang && strcmp(lang, "python")) {
+		*why = "language: python";
+		goto fail;
+	}
+	arg(&v, "--");
+	arg(&v, "python3");
+	arg(&v, "-c");
+	arg(&v, driver_python);
+	if (!v.oom)
+		return v.a;
+	*why = "out of memory";
+fail:
+	args_free(v.a);
+	return NULL;
+}
+
+static void op_create(json_t *id, json_t *req)
+{
+	if (sess_count() >= ss.max_sessions) {
+		reply_error(id, "too many sessions (--max-sessions %s)", "reached");
+		return;
+	}
+	const char *from = json_string_value(json_object_get(req, "restore"));
+	json_t *snap = from ? json_object_get(ss.snaps, from) : NULL;
+	if (json_object_get(req, "restore") && !snap) {
+		reply_error(id, "no such snapshot: %s", from ? from : "(not a name)");
+		return;
+	}
+	const char *why = NULL;
+	char **argv = run_argv(req, &why);
+	if (!argv) {
+		reply_error(id, "%s", why);
+		return;
+	}
+	struct sess *s = calloc(1, sizeof *s);
+	int slot = -1;
+	for (int i = 0; i < MAX_SESSIONS && slot < 0; i++)
+		if (!ss.s[i])
+			slot = i;
+	if (!s || slot < 0) {
+		free(s);
+		args_free(argv);
+		reply_error(id, "out of %s", "memory");
+		return;
+	}
+	s->in_fd = s->out_fd = s->err_fd = s->pidfd = -1;
+	s->argv = argv;
+	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
+	s->create_id = id ? json_incref(id) : NULL;
+	s->creating = true;
+	if (snap)
+		s->restore = json_incref(snap);
+	ss.s[slot] = s;
+	int r = sess_spawn(s);
+	if (r < 0) {
+		reply_error(id, "cannot start moat run: %s", strerror(-r));
+		sess_free(s);
+	}
+}
+
+static struct sess *named(json_t *id, json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "session"));
+	struct sess *s = name ? sess_find(name) : NULL;
+	if (!s)
+		reply_error(id, "no such session: %s", name ? name : "(none given)");
+	else if (s->closing)
+		reply_error(id, "session %s is closing", s->name);
+	return s && !s->closing ? s : NULL;
+}
+
+static void op_exec(json_t *id, json_t *req)
+{
+	struct sess *s = named(id, req);
+	if (!s)
+		return;
+	json_t *timeout = json_object_get(req, "timeout");
+	if (!json_is_string(json_object_get(req, "code"))) {
+		reply_error(id, "exec needs \"code\", a %s", "string");
+	} else if (timeout && !json_is_null(timeout) &&
+		   !(json_is_number(timeout) && json_number_value(timeout) >= 0)) {
+		reply_error(id, "timeout: seconds, a number %s", ">= 0");
+	} else if (s->st == S_BUSY || s->queued) {
+		reply_error(id, "session %s is busy", s->name);
+	} else if (s->st == S_STARTING) {
+		s->queued = json_incref(req); /* run when the interpreter is ready */
+	} else {
+		cell_start(s, req);
+	}
+}
+
+/* put_file, get_file, list_files: handed to the driver, whose answer is
+ * the reply (file_reply). */
+static void op_file(json_t *id, json_t *req, const char *action)
+{
+	struct sess *s = named(id, req);
+	if (!s)
+		return;
+	json_t *path = json_object_get(req, "path");
+	json_t *data = json_object_get(req, "data");
+	const char *fmt = json_string_value(json_object_get(req, "format"));
+	if (!json_is_string(path) && strcmp(action, "list") && strcmp(action, "snapshot")) {
+		reply_error(id, "%s needs \"path\", a string", action);
+	} else if (!strcmp(action, "put") && !json_is_string(data)) {
+		reply_error(id, "put_file needs \"data\", base64 %s", "text");
+	} else if (fmt && strcmp(fmt, "raw") && strcmp(fmt, "tar")) {
+		reply_error(id, "format: raw or tar, not %s", fmt);
+	} else if (s->st == S_STARTING || s->pid == 0) {
+		reply_error(id, "session %s is starting: try again", s->name);
+	} else {
+		bool snap = !strcmp(action, "snapshot");
+		struct fileop *f = fileop_new(s, snap ? "get" : action, id,
+					      snap ? FOR_SNAPSHOT : FOR_CLIENT);
+		if (!f) {
+			reply_error(id, "too many file requests in flight (%s)", "16");
+			return;
+		}
+		json_t *m = json_pack("{s:s, s:i, s:s, s:s, s:I}", "op", "file", "rid", f->rid,
+				      "action", f->action, "path",
+				      json_is_string(path) ? json_string_value(path) : ".", "max",
+				      (json_int_t)(ss.max_msg / 4 * 3 - 4096));
+		if (data)
+			json_object_set(m, "data", data);
+		if (fmt)
+			json_object_set_new(m, "format", json_string(fmt));
+		to_driver(s, m);
+		flush_driver(s);
+	}
+}
+
+static void op_drop_snapshot(json_t *id, json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "snapshot"));
+	json_t *snap = name ? json_object_get(ss.snaps, name) : NULL;
+	if (!snap) {
+		reply_error(id, "no such snapshot: %s", name ? name : "(none given)");
+		return;
+	}
+	ss.snap_bytes -= json_string_length(json_object_get(snap, "data"));
+	json_object_del(ss.snaps, name);
+	emit(id, json_pack("{s:b}", "ok", 1));
+}
+
+static void op_interrupt(json_t *id, json_t *req)
+{
+	struct sess *s = named(id, req);
+	if (!s)
+		return;
+	sess_interrupt(s);
+	emit(id, json_pack("{s:b}", "ok", 1));
+}
+
+static void sess_close(struct sess *s, json_t *id)
+{
+	s->closing = true;
+	s->close_id = id ? json_incref(id) : NULL;
+	s->st = S_CLOSING;
+	close_fd(&s->in_fd); /* the driver reads its end: it leaves */
+	s->pend_len = 0;
+	s->kill_at = now_ms() + CLOSE_WAIT_MS;
+}
+
+static void op_close(json_t *id, json_t *req)
+{
+	struct sess *s = named(id, req);
+	if (s)
+		sess_close(s, id);
+}
+
+static void op_list(json_t *id)
+{
+	json_t *list = json_array();
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		if (s)
+			json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:i}", "session",
+							      s->name, "language", "python",
+							      "busy", s->st == S_BUSY,
+							      "execution_count", s->count));
+	}
+	emit(id, json_pack("{s:b, s:o}", "ok", 1, "sessions", list));
+}
+
+static void client_line(void *ctx, char *text, size_t len)
+{
+	(void)ctx;
+	json_error_t jerr;
+	json_t *req = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(req)) {
+		reply_error(NULL, "a request is one JSON object a line (%s)",
+			    req ? "not an object" : jerr.text);
+		json_decref(req);
+		return;
+	}
+	session_request(req);
+	json_decref(req);
+}
+
+void session_request(json_t *req)
+{
+	json_t *id = json_object_get(req, "id");
+	const char *op = json_string_value(json_object_get(req, "op"));
+	if (!op)
+		reply_error(id, "a request needs \"op\"%s", "");
+	else if (!strcmp(op, "create"))
+		op_create(id, req);
+	else if (!strcmp(op, "exec"))
+		op_exec(id, req);
+	else if (!strcmp(op, "interrupt"))
+		op_interrupt(id, req);
+	else if (!strcmp(op, "close"))
+		op_close(id, req);
+	else if (!strcmp(op, "list"))
+		op_list(id);
+	else if (!strcmp(op, "put_file"))
+		op_file(id, req, "put");
+	else if (!strcmp(op, "get_file"))
+		op_file(id, req, "get");
+	else if (!strcmp(op, "list_files"))
+		op_file(id, req, "list");
+	else if (!strcmp(op, "snapshot"))
+		op_file(id, req, "snapshot");
+	else if (!strcmp(op, "drop_snapshot"))
+		op_drop_snapshot(id, req);
+	else
+		reply_error(id, "unknown op: %s", op);
+}
+
+/* ---- the loop ---- */
+
+/* Deadlines due: a cell's timeout, its grace, a closing driver's wait.
+ * The poll's timeout until the next one (-1: none). */
+static int deadlines(void)
+{
+	uint64_t now = now_ms(), next = 0;
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		if (!s || !s->pid)
+			continue;
+		if (s->st == S_BUSY && s->deadline && now >= s->deadline && !s->interrupted) {
+			s->timed_out = true;
+			sess_interrupt(s);
+		}
+		if (s->st == S_BUSY && s->grace_at && now >= s->grace_at && !s->killed)
+			sess_kill(s);
+		uint64_t idle_at = s->st == S_READY && !s->queued && ss.idle_s > 0
+					   ? s->last_active + (uint64_t)(ss.idle_s * 1000)
+					   : 0;
+		if (idle_at && now >= idle_at) {
+			s->close_reason = "idle";
+			sess_close(s, NULL);
+			idle_at = 0;
+		}
+		if (s->closing && now >= s->kill_at && !s->killed)
+			sess_kill(s);
+		else if (s->killed && now >= s->kill_at && !s->hard_killed) {
+			signal_run(s, SIGKILL);
+			s->hard_killed = true;
+		}
+		uint64_t due[5] = { s->st == S_BUSY && !s->interrupted ? s->deadline : 0,
+				    s->st == S_BUSY && !s->killed ? s->grace_at : 0,
+				    s->closing && !s->killed ? s->kill_at : 0,
+				    s->killed && !s->hard_killed ? s->kill_at : 0, idle_at };
+		for (int k = 0; k < 5; k++)
+			if (due[k] && (!next || due[k] < next))
+				next = due[k];
+	}
+	if (!next)
+		return -1;
+	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
+}
+
+static int serve(void)
+{
+	for (;;) {
+		if (!ss.stdin_open && !sess_count())
+			return 0;
+		int timeout = deadlines(); /* first: it may queue an interrupt */
+		struct pollfd p[1 + MAX_SESSIONS * 4];
+		struct sess *who[1 + MAX_SESSIONS * 4];
+		int np = 0;
+		if (ss.stdin_open) {
+			p[np] = (struct pollfd){ 0, POLLIN, 0 };
+			who[np++] = NULL;
+		}
+		for (int i = 0; i < MAX_SESSIONS; i++) {
+			struct sess *s = ss.s[i];
+			if (!s || !s->pid)
+				continue;
+			int fds[4] = { s->pidfd, s->out_fd, s->err_fd, s->in_fd };
+			for (int k = 0; k < 4; k++) {
+				if (fds[k] < 0 || (k == 3 && !s->pend_len))
+					continue;
+				p[np] = (struct pollfd){ fds[k], k == 3 ? POLLOUT : POLLIN, 0 };
+				who[np++] = s;
+			}
+		}
+		if (poll(p, (nfds_t)np, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 125;
+		}
+		for (int k = 0; k < np; k++) {
+			if (!p[k].revents)
+				continue;
+			struct sess *s = who[k];
+			if (!s) {
+				int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
+				if (r == -2)
+					reply_error(NULL, "a request longer than %s bytes",
+						    "--max-message");
+				if (r < 0) {
+					/* The client is gone (or sent too much): every
+					 * session closes, then moat session ends. */
+					ss.stdin_open = false;
+					for (int i = 0; i < MAX_SESSIONS; i++)
+						if (ss.s[i] && !ss.s[i]->closing)
+							sess_close(ss.s[i], NULL);
+				}
+				continue;
+			}
+			if (!sess_find(s->name) || !s->pid)
+				continue; /* gone or restarted in this round */
+			if (p[k].fd == s->out_fd) {
+				int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
+				if (r == -2) {
+					linebuf_free(&s->out);
+					protocol_error(s, "the driver sent a message longer than the "
+							  "limit (--max-message)");
+				} else if (r == -1) {
+					close_fd(&s->out_fd);
+				}
+			} else if (p[k].fd == s->err_fd) {
+				keep_err(s);
+			} else if (p[k].fd == s->in_fd) {
+				flush_driver(s);
+			} else if (p[k].fd == s->pidfd) {
+				/* what it wrote before it died, first */
+				while (s->out_fd >= 0 &&
+				       read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0 &&
+				       s->out.len)
+					;
+				sess_died(s);
+			}
+		}
+		/* the front end's turn: what it asks now is served this round */
+		while (ss.out && json_array_size(ss.outq)) {
+			json_t *pair = json_incref(json_array_get(ss.outq, 0));
+			json_array_remove(ss.outq, 0);
+			json_t *id = json_array_get(pair, 0);
+			ss.out(json_is_null(id) ? NULL : id, json_incref(json_array_get(pair, 1)));
+			json_decref(pair);
+		}
+		for (int i = 0; i < MAX_SESSIONS; i++)
+			if (ss.s[i] && ss.s[i]->pend_len)
+				flush_driver(ss.s[i]);
+	}
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "moat session: %s%s (try: moat session --help)\n", what, arg ? arg : "");
+	return 125;
+}
+
+static void session_usage(FILE *f)
+{
+	fputs("usage: moat session [--grace SEC] [--idle-timeout SEC] [--max-sessions N]\n"
+	      "                    [--max-message BYTES]\n"
+	      "\n"
+	      "Serves live interpreters in sandboxes over JSON lines: requests on stdin,\n"
+	      "replies and events on stdout (docs/sessions.md).\n"
+	      "  --grace SEC         an interrupted cell's time to stop before its\n"
+	      "                      interpreter is killed and restarted (default 2)\n"
+	      "  --idle-timeout SEC  a session without a cell for SEC is closed (default\n"
+	      "                      1200; 0: never)\n"
+	      "  --max-sessions N    sessions at once (default and most: 64)\n"
+	      "  --max-message BYTES a request or a driver's message at most (default 32 MiB)\n"
+	      "  --snapshot-memory BYTES  the snapshots kept, together (default 256 MiB)\n",
+	      f);
+}
+
+int session_options(int argc, char **argv)
+{
+	ss.grace_s = 2;
+	ss.idle_s = 1200;
+	ss.max_sessions = MAX_SESSIONS;
+	ss.max_msg = 32u << 20;
+	ss.snap_max = 256u << 20;
+	ss.snaps = json_object();
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (i + 1 >= argc)
+			return usage_error("unknown option or missing value: ", a);
+		char *end;
+		const char *v = argv[++i];
+		errno = 0;
+		if (!strcmp(a, "--grace")) {
+			ss.grace_s = strtod(v, &end);
+			if (errno || *end || end == v || !(ss.grace_s >= 0 && ss.grace_s <= 3600))
+				return usage_error("--grace: seconds from 0 to 3600, not ", v);
+		} else if (!strcmp(a, "--idle-timeout")) {
+			ss.idle_s = strtod(v, &end);
+			if (errno || *end || end == v || !(ss.idle_s >= 0 && ss.idle_s <= 86400 * 7))
+				return usage_error("--idle-timeout: seconds from 0 to a week, not ", v);
+		} else if (!strcmp(a, "--max-sessions")) {
+			long n = strtol(v, &end, 10);
+			if (errno || *end || end == v || n < 1 || n > MAX_SESSIONS)
+				return usage_error("--max-sessions: 1 to 64, not ", v);
+			ss.max_sessions = (int)n;
+		} else if (!strcmp(a, "--snapshot-memory")) {
+			long long n = strtoll(v, &end, 10);
+			if (errno || *end || end == v || n < 0 || n > (16LL << 30))
+				return usage_error("--snapshot-memory: bytes from 0 to 16 GiB, not ", v);
+			ss.snap_max = (size_t)n;
+		} else if (!strcmp(a, "--max-message")) {
+			long long n = strtoll(v, &end, 10);
+			if (errno || *end || end == v || n < 4096 || n > (1LL << 30))
+				return usage_error("--max-message: bytes from 4096 to 1 GiB, not ", v);
+			ss.max_msg = (size_t)n;
+		} else {
+			return usage_error("unknown option: ", a);
+		}
+	}
+	ssize_t n = readlink("/proc/self/exe", ss.exe, sizeof ss.exe - 1);
+	if (n <= 0)
+		return usage_error("cannot find moat's own binary (/proc/self/exe)", NULL);
+	ss.exe[n] = '\0';
+	return 0;
+}
+
+int session_serve(session_out_fn out, session_in_fn in)
+{
+	ss.out = out;
+	ss.outq = json_array();
+	ss.in_line = in;
+	ss.stdin_open = true;
+	return serve();
+}
+
+int cmd_session(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			session_usage(stdout);
+			return 0;
+		}
+	int r = session_options(argc, argv);
+	return r ? r : session_serve(NULL, client_line);
+}

@@ -1,0 +1,414 @@
+# moat's Python session driver (docs/sessions.md).  Runs inside the
+# sandbox as `python3 -c SOURCE`: cells come in on stdin, one JSON object a
+# line; messages go out on the original stdout, one JSON object a line.
+# The cell's own fds 1 and 2 are pipes this driver reads and forwards as
+# `stream` messages, and its stdin is /dev/null.  Standard library only.
+# Imports are few and light: each is paid by every session's start (under
+# moat, a module is several supervised calls); ast, traceback, linecache
+# and base64 wait for the first cell that needs them.
+import builtins
+import codecs
+import io
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+import types
+
+
+def _driver():
+    proto_fd = os.dup(1)
+    cmd_fd = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    send_lock = threading.Lock()
+
+    def send(obj):
+        data = (json.dumps(obj, ensure_ascii=True) + "\n").encode()
+        with send_lock:
+            view = memoryview(data)
+            while view:
+                n = os.write(proto_fd, view)
+                view = view[n:]
+
+    state = {"n": 0, "marker": b"", "running": False}
+    state_lock = threading.Lock()
+    drained = {1: threading.Event(), 2: threading.Event()}
+
+    # fds 1 and 2: pipes whose reader threads forward what they get.
+    def reader(fd_r, fd, name):
+        dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        held = b""
+        while True:
+            try:
+                chunk = os.read(fd_r, 65536)
+            except InterruptedError:
+                continue
+            if not chunk:
+                return
+            buf = held + chunk
+            with state_lock:
+                marker, n = state["marker"], state["n"]
+            held = b""
+            done = False
+            if marker and marker in buf:
+                i = buf.index(marker)
+                buf, rest = buf[:i], buf[i + len(marker):]
+                held = rest
+                done = True
+            elif marker:
+                # keep back a tail that may be the start of the marker
+                for k in range(min(len(marker) - 1, len(buf)), 0, -1):
+                    if marker.startswith(buf[-k:]):
+                        held, buf = buf[-k:], buf[:-k]
+                        break
+            text = dec.decode(buf, final=done)
+            if text:
+                send({"ev": "stream", "n": n, "name": name, "text": text})
+            if done:
+                drained[fd].set()
+
+    writer = {}  # our own copies of the pipes' write ends
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        r, w = os.pipe()
+        os.dup2(w, fd)
+        writer[fd] = w
+        threading.Thread(target=reader, args=(r, fd, name), daemon=True).start()
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=True)
+
+    # The cells' own __main__: the driver's names are not theirs.
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    ns = main.__dict__
+    sys.argv = [""]
+    if not sys.path or sys.path[0] != "":
+        sys.path.insert(0, "")
+
+    def bundle(obj):
+        """Jupyter's representations of obj: MIME type -> string."""
+        import base64
+        data = {"text/plain": repr(obj)}
+        for meth, mime, binary in (("_repr_html_", "text/html", False),
+                                   ("_repr_svg_", "image/svg+xml", False),
+                                   ("_repr_png_", "image/png", True),
+                                   ("_repr_markdown_", "text/markdown", False),
+                                   ("_repr_latex_", "text/latex", False),
+                                   ("_repr_json_", "application/json", False)):
+            f = getattr(obj, meth, None)
+            if not callable(f):
+                continue
+            try:
+                v = f()
+            except Exception:
+                continue
+            if v is None:
+                continue
+            if binary and isinstance(v, bytes):
+                data[mime] = base64.b64encode(v).decode()
+            elif mime == "application/json" and not isinstance(v, str):
+                try:
+                    data[mime] = json.dumps(v)
+                except (TypeError, ValueError):
+                    pass
+            elif isinstance(v, str):
+                data[mime] = v
+        return data
+
+    def display(*objs):
+        for obj in objs:
+            send({"ev": "display", "n": state["n"], "data": bundle(obj)})
+
+    ns["display"] = display
+
+    def show_figures(*args, **kwargs):
+        """Every open matplotlib figure as image/png, then closed."""
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        import base64
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            out = io.BytesIO()
+            try:
+                fig.savefig(out, format="png", bbox_inches="tight")
+            except Exception as e:  # a broken figure is the cell's error, not ours
+                print(f"moat: figure {num} could not be drawn: {e!r}", file=sys.stderr)
+                continue
+            send({"ev": "display", "n": state["n"],
+                  "data": {"image/png": base64.b64encode(out.getvalue()).decode(),
+                           "text/plain": repr(fig)}})
+        plt.close("all")
+
+    # matplotlib draws with Agg, and plt.show() shows the figures as
+    # display outputs: pyplot's show is replaced as it is imported (an
+    # import hook; importing matplotlib here would cost every session).
+    class ShowLoader:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def create_module(self, spec):
+            return self.inner.create_module(spec)
+
+        def exec_module(self, module):
+            self.inner.exec_module(module)
+            module.show = show_figures
+
+    class PyplotHook:
+        def find_spec(self, name, path, target=None):
+            if name != "matplotlib.pyplot":
+                return None
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            if spec is not None and spec.loader is not None:
+                spec.loader = ShowLoader(spec.loader)
+            return spec
+
+    sys.meta_path.insert(0, PyplotHook())
+    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.setdefault("MPLCONFIGDIR", "/tmp/.matplotlib")
+
+    def run_cell(n, code):
+        """(status, result, error) of one cell."""
+        import ast
+        import linecache
+        name = f"<cell {n}>"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        try:
+            tree = ast.parse(code, name, "exec")
+        except SyntaxError as e:
+            return "error", None, error_of(e, skip=0)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        try:
+            exec(compile(tree, name, "exec"), ns)
+            value = eval(compile(last, name, "eval"), ns) if last else None
+        except KeyboardInterrupt as e:
+            return "interrupted", None, error_of(e, skip=1)
+        except BaseException as e:  # SystemExit too: the session lives on
+            return "error", None, error_of(e, skip=1)
+        if value is None:
+            return "ok", None, None
+        ns["_"] = value
+        try:
+            return "ok", bundle(value), None
+        except BaseException as e:  # a __repr__ that fails is the cell's error
+            return "error", None, error_of(e, skip=0)
+
+    def error_of(e, skip):
+        import traceback
+        tb = e.__traceback__
+        for _ in range(skip):  # our own frame
+            if tb is not None:
+                tb = tb.tb_next
+        lines = traceback.format_exception(type(e), e, tb)
+        return {"ename": type(e).__name__, "evalue": str(e),
+                "traceback": [line.rstrip("\n") for line in lines][:1000]}
+
+    # Files: what a cell changed below the starting directory, and the
+    # session's put/get/list (on threads of their own: a running cell
+    # does not hold them up).
+    home = os.getcwd()
+    SCAN_MAX, FILES_MAX, HASH_BUDGET = 10000, 1000, 256 << 20
+
+    def scan():
+        """path -> (size, mtime_ns) of the regular files below home."""
+        seen, stack = {}, [home]
+        while stack and len(seen) < SCAN_MAX:
+            d = stack.pop()
+            try:
+                it = os.scandir(d)
+            except OSError:
+                continue
+            with it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            st = e.stat(follow_symlinks=False)
+                            seen[e.path] = (st.st_size, st.st_mtime_ns)
+                    except OSError:
+                        continue
+                    if len(seen) >= SCAN_MAX:
+                        break
+        return seen
+
+    def sha256_of(path, budget):
+        import hashlib
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while budget[0] > 0:
+                b = f.read(1 << 20)
+                if not b:
+                    return h.hexdigest()
+                budget[0] -= len(b)
+                h.update(b)
+        return None  # past the budget: size only
+
+    def changed(before, after):
+        out, budget = [], [HASH_BUDGET]
+        for path in sorted(after):
+            if before.get(path) == after[path]:
+                continue
+            entry = {"path": path, "size": after[path][0]}
+            try:
+                digest = sha256_of(path, budget)
+            except OSError:
+                digest = None
+            if digest:
+                entry["sha256"] = digest
+            out.append(entry)
+            if len(out) >= FILES_MAX:
+                break
+        return out
+
+    def resolve(path):
+        return path if os.path.isabs(path) else os.path.join(home, path)
+
+    def safe_member(m):
+        """A member that stays below the directory it is extracted to."""
+        parts = m.name.replace("\\", "/").split("/")
+        if m.name.startswith("/") or ".." in parts:
+            return False
+        if m.issym() or m.islnk():
+            target = m.linkname.replace("\\", "/")
+            if target.startswith("/") or ".." in target.split("/"):
+                return False
+        return m.isfile() or m.isdir() or m.issym() or m.islnk()
+
+    def file_op(msg):
+        import base64
+        rid, action = msg.get("rid"), msg.get("action")
+        path = msg.get("path")
+        try:
+            if not isinstance(path, str) or not path:
+                raise ValueError("a path is needed")
+            path = resolve(path)
+            if action == "put":
+                data = base64.b64decode(msg.get("data") or "", validate=True)
+                if msg.get("format") == "tar":
+                    import tarfile
+                    os.makedirs(path, exist_ok=True)
+                    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+                        if hasattr(tarfile, "data_filter"):
+                            t.extractall(path, filter="data")
+                        else:  # Python before 3.11.4: the same rule by hand
+                            t.extractall(path, members=[m for m in t if safe_member(m)])
+                else:
+                    parent = os.path.dirname(path)
+                    if parent:
+                        os.makedirs(parent, exist_ok=True)
+                    with open(path, "wb") as f:
+                        f.write(data)
+                reply = {"size": len(data)}
+            elif action == "get":
+                if os.path.isdir(path):
+                    import tarfile
+                    buf = io.BytesIO()
+                    with tarfile.open(fileobj=buf, mode="w") as t:
+                        t.add(path, arcname=".")
+                    data, fmt = buf.getvalue(), "tar"
+                else:
+                    with open(path, "rb") as f:
+                        data = f.read(msg.get("max") or (24 << 20) + 1)
+                    fmt = "raw"
+                if len(data) > (msg.get("max") or 24 << 20):
+                    raise ValueError(f"{len(data)} bytes or more: past the message limit")
+                import hashlib
+                reply = {"data": base64.b64encode(data).decode(), "size": len(data),
+                         "sha256": hashlib.sha256(data).hexdigest(), "format": fmt}
+            elif action == "list":
+                entries = []
+                with os.scandir(path) as it:
+                    for e in it:
+                        st = e.stat(follow_symlinks=False)
+                        kind = ("dir" if e.is_dir(follow_symlinks=False) else
+                                "link" if e.is_symlink() else
+                                "file" if e.is_file(follow_symlinks=False) else "other")
+                        entries.append({"name": e.name, "type": kind, "size": st.st_size,
+                                        "mtime": st.st_mtime})
+                        if len(entries) >= FILES_MAX:
+                            break
+                reply = {"entries": sorted(entries, key=lambda x: x["name"])}
+            else:
+                raise ValueError(f"unknown file action {action!r}")
+            reply.update(ev="file", rid=rid, ok=True)
+        except Exception as e:  # the client's mistake or the file's: said, not fatal
+            reply = {"ev": "file", "rid": rid, "ok": False, "error": f"{type(e).__name__}: {e}"}
+        send(reply)
+
+    cells = queue.Queue()
+    main_ident = threading.get_ident()
+
+    def control():
+        inp = os.fdopen(cmd_fd, "rb")
+        for line in inp:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("op") == "exec":
+                cells.put(msg)
+            elif msg.get("op") == "file" and isinstance(msg.get("rid"), int):
+                threading.Thread(target=file_op, args=(msg,), daemon=True).start()
+            elif msg.get("op") == "interrupt":
+                with state_lock:
+                    if state["running"] and state["n"] == msg.get("n"):
+                        signal.pthread_kill(main_ident, signal.SIGINT)
+        os._exit(0)  # the session closed us
+
+    threading.Thread(target=control, daemon=True).start()
+    send({"ev": "ready"})
+    while True:
+        msg = cells.get()
+        n, code = msg.get("n"), msg.get("code")
+        if not isinstance(n, int) or not isinstance(code, str):
+            continue
+        for fd, ev in drained.items():
+            ev.clear()
+            os.dup2(writer[fd], fd)  # whatever the last cell made of it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with state_lock:
+            state.update(n=n, marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0",
+                         running=True)
+        before = scan()
+        try:
+            status, result, error = run_cell(n, code)
+        except KeyboardInterrupt as e:  # raised just after the cell's end
+            status, result, error = "interrupted", None, error_of(e, skip=0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late one is dropped
+        with state_lock:
+            state["running"] = False
+        try:
+            show_figures()
+        except Exception as e:
+            print(f"moat: figures could not be shown: {e!r}", file=sys.stderr)
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        for fd in (1, 2):
+            os.write(writer[fd], state["marker"])
+        for ev in drained.values():
+            ev.wait(5)
+        send({"ev": "done", "n": n, "status": status, "result": result, "error": error,
+              "files": changed(before, scan())})
+
+
+_driver()
