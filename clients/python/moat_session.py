@@ -342,6 +342,32 @@ class Session:
                                  wait=wait, on_event=event)
         return Execution(reply, "".join(out), "".join(err), displays)
 
+    def upload(self, path, data, tar=False, timeout=120):
+        """Write bytes (a str is UTF-8) to path in the sandbox (relative:
+        from the session's starting directory); tar=True unpacks data, a
+        tar archive, into the directory path.  The reply."""
+        if isinstance(data, str):
+            data = data.encode()
+        return self.server.call("put_file", {"session": self.id, "path": path,
+                                             "data": base64.b64encode(data).decode(),
+                                             "format": "tar" if tar else None}, wait=timeout)
+
+    def download(self, path, timeout=120):
+        """(bytes, reply) of path in the sandbox; a directory comes as a tar
+        (reply["format"] == "tar").  The bytes are checked against the
+        reply's sha256."""
+        import hashlib
+        reply = self.server.call("get_file", {"session": self.id, "path": path}, wait=timeout)
+        data = base64.b64decode(reply.get("data", ""))
+        if reply.get("sha256") and hashlib.sha256(data).hexdigest() != reply["sha256"]:
+            raise SessionError(f"get_file {path}: the data does not match its sha256", reply)
+        return data, reply
+
+    def list_files(self, path=".", timeout=60):
+        """The entries of a directory in the sandbox: [{name, type, size, mtime}]."""
+        return self.server.call("list_files", {"session": self.id, "path": path},
+                                wait=timeout).get("entries", [])
+
     def interrupt(self):
         """Interrupt the running cell (its run() says `interrupted`)."""
         return self.server.call("interrupt", {"session": self.id}, wait=30)
