@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-extern const char driver_python[]; /* build/gen/drivers.c */
+extern const char driver_python[], driver_bash[]; /* build/gen/drivers.c */
 
 #define MAX_SESSIONS 64
 #define ERR_TAIL 8192        /* the end of a moat run's stderr kept */
@@ -66,6 +66,7 @@ enum sess_state {
 
 struct sess {
 	char name[16];
+	bool bash;   /* its language: bash, not python */
 	char **argv; /* moat run's, for every start */
 	pid_t pid;
 	int pidfd, in_fd, out_fd, err_fd, audit_fd;
@@ -1124,14 +1125,16 @@ static char **run_argv(const json_t *req, const char **why)
 		}
 	}
 	const char *lang = json_string_value(json_object_get(req, "language"));
-	if (lang && strcmp(lang, "python")) {
-		*why = "language: python";
+	bool bash = lang && !strcmp(lang, "bash");
+	if (lang && !bash && strcmp(lang, "python")) {
+		*why = "language: python or bash";
 		goto fail;
 	}
+	/* both drivers are Python: the bash one keeps one bash alive */
 	arg(&v, "--");
 	arg(&v, "python3");
 	arg(&v, "-c");
-	arg(&v, driver_python);
+	arg(&v, bash ? driver_bash : driver_python);
 	if (!v.oom)
 		return v.a;
 	*why = "out of memory";
@@ -1171,6 +1174,7 @@ static void op_create(json_t *id, json_t *req)
 	}
 	s->in_fd = s->out_fd = s->err_fd = s->audit_fd = s->pidfd = -1;
 	s->argv = argv;
+	s->bash = !strcmp(json_string_value(json_object_get(req, "language")) ?: "", "bash");
 	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
 	s->create_id = id ? json_incref(id) : NULL;
 	s->creating = true;
@@ -1300,7 +1304,8 @@ static void op_list(json_t *id)
 		struct sess *s = ss.s[i];
 		if (s)
 			json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:i}", "session",
-							      s->name, "language", "python",
+							      s->name, "language",
+							      s->bash ? "bash" : "python",
 							      "busy", s->st == S_BUSY,
 							      "execution_count", s->count));
 	}
