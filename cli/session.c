@@ -538,8 +538,9 @@ static void protocol_error(struct sess *s, const char *why)
 			   json_pack("{s:{s:s, s:s, s:o}}", "error", "ename", "MoatProtocolError",
 				     "evalue", why, "traceback", tb),
 			   "OK", true);
-		s->st = S_READY;
 	}
+	/* The next cell waits for the fresh interpreter (sess_died). */
+	s->st = S_STARTING;
 	if (!s->killed)
 		sess_kill(s);
 }
