@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -49,6 +48,7 @@ extern const char driver_python[], driver_bash[]; /* build/gen/drivers.c */
 #define MAX_CLIENTS 64
 #define MAX_DENIALS 20        /* records kept a cell (all are counted) */
 #define AUDIT_LINE_MAX 65536  /* a record longer is skipped */
+#define REPORT_MAX (1u << 20) /* a run report, at most (1,000 files listed) */
 #define CLIENT_OUT_MAX (64u << 20) /* a client that reads nothing is let go */
 
 /* A line being read from a pipe. */
@@ -70,6 +70,10 @@ struct sess {
 	char **argv; /* moat run's, for every start */
 	pid_t pid;
 	int pidfd, in_fd, out_fd, err_fd, audit_fd;
+	int life_fd;    /* moat run's --lifeline: closed, the sandbox ends */
+	int report_fd;  /* moat run's --report, read whole at its end */
+	char *report;   /* what it wrote */
+	size_t report_len;
 	struct linebuf out, audit;
 	json_t *denials; /* the running cell's, as the audit log has them */
 	int ndenials;
@@ -378,17 +382,15 @@ static int sess_spawn(struct sess *s)
 		close(in[1]);
 		return -e;
 	}
-	int au[2] = { -1, -1 };
-	if (pipe2(err, O_CLOEXEC) < 0 || pipe2(au, O_CLOEXEC) < 0) {
+	int au[2] = { -1, -1 }, life[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	if (pipe2(err, O_CLOEXEC) < 0 || pipe2(au, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0 ||
+	    pipe2(rep, O_CLOEXEC) < 0) {
 		int e = errno;
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		if (au[0] < 0) {
-			close(err[0]);
-			close(err[1]);
-		}
+		int all[] = { in[0], in[1], out[0], out[1], err[0], err[1], au[0], au[1],
+			      life[0], life[1], rep[0], rep[1] };
+		for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+			if (all[i] >= 0 && (i < 4 || all[i] != in[0]))
+				close(all[i]);
 		return -e;
 	}
 	pid_t parent = getpid();
@@ -397,16 +399,17 @@ static int sess_spawn(struct sess *s)
 		/* Its own process group: a Ctrl-C at the client's terminal is
 		 * not the cells'.  Our death is its death, and its sandbox's. */
 		setpgid(0, 0);
-		/* moat run's own way out: it forwards the signal to the driver,
-		 * which dies of it; and the driver leaves anyway when its stdin
-		 * ends, with us.  Either ends the run, cleaned up. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Our death is the sandbox's through --lifeline (fd 4): a
+		 * parent-death signal would not do, the kernel clears it when
+		 * moat run takes the sandbox's fsuid. */
 		if (getppid() != parent)
 			_exit(125);
 		signal(SIGPIPE, SIG_DFL);
-		/* fd 3: the audit log moat run writes (--audit-log /dev/fd/3) */
+		/* fd 3: the audit log moat run writes (--audit-log /dev/fd/3);
+		 * 4: its lifeline (--lifeline 4), our end kept by us alone;
+		 * 5: its report (--report /dev/fd/5) */
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
-		    dup2(au[1], 3) < 0)
+		    dup2(au[1], 3) < 0 || dup2(life[0], 4) < 0 || dup2(rep[1], 5) < 0)
 			_exit(125);
 		execv(ss.exe, s->argv);
 		_exit(125);
@@ -416,13 +419,23 @@ static int sess_spawn(struct sess *s)
 	close(out[1]);
 	close(err[1]);
 	close(au[1]);
+	close(life[0]);
+	close(rep[1]);
 	if (pid < 0) {
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
 		close(au[0]);
+		close(life[1]);
+		close(rep[0]);
 		return -e;
 	}
+	s->life_fd = life[1];
+	s->report_fd = rep[0];
+	fcntl(s->report_fd, F_SETFL, O_NONBLOCK);
+	free(s->report);
+	s->report = NULL;
+	s->report_len = 0;
 	s->audit_fd = au[0];
 	fcntl(s->audit_fd, F_SETFL, O_NONBLOCK);
 	linebuf_free(&s->audit);
@@ -464,6 +477,7 @@ static void cell_reply(struct sess *s, const char *status, json_t *extra, const 
 			      restarted);
 	json_object_set_new(r, "result", json_null());
 	json_object_set_new(r, "error", json_null());
+	json_object_set_new(r, "files_changed", json_array());
 	if (extra)
 		json_object_update(r, extra);
 	json_decref(extra);
@@ -515,16 +529,14 @@ static void signal_run(struct sess *s, int sig)
 		kill(s->pid, sig);
 }
 
-/* End the sandbox as moat run ends it at a user's second signal: it
- * kills every process of it, then takes down its cgroups and layers and
- * writes its report.  Two signals at once: the first is forwarded to the
- * interpreter, the second kills (two of one kind would make one).  Should
- * moat run itself not end in KILL_WAIT_MS, SIGKILL (its sandbox dies with
- * it, EXITKILL; its scratch stays for a later sweep). */
+/* End the sandbox: its lifeline closed, moat run kills every process of
+ * it, as at a user's second signal, then takes down its cgroups and layers
+ * and writes its report.  Should moat run itself not end in KILL_WAIT_MS,
+ * SIGKILL (its sandbox dies with it, EXITKILL; its scratch stays for a
+ * later sweep). */
 static void sess_kill(struct sess *s)
 {
-	signal_run(s, SIGHUP);
-	signal_run(s, SIGTERM);
+	close_fd(&s->life_fd);
 	s->killed = true;
 	s->kill_at = now_ms() + KILL_WAIT_MS;
 }
@@ -897,34 +909,46 @@ static void keep_err(struct sess *s)
 		close_fd(&s->err_fd);
 }
 
-/* The run report (the last line of moat run's stderr, `--report -`): its
- * status; and moat's own last words before it (why a start failed). */
+/* The run report, as moat run writes it to its pipe: kept whole (up to
+ * REPORT_MAX) until the run ends. */
+static void keep_report(struct sess *s)
+{
+	char chunk[65536];
+	ssize_t r;
+	while ((r = read(s->report_fd, chunk, sizeof chunk)) > 0) {
+		if (s->report_len + (size_t)r > REPORT_MAX)
+			continue; /* past the bound: the verdict is lost, nothing else */
+		char *b = realloc(s->report, s->report_len + (size_t)r + 1);
+		if (!b)
+			continue;
+		memcpy(b + s->report_len, chunk, (size_t)r);
+		s->report = b;
+		s->report_len += (size_t)r;
+		s->report[s->report_len] = '\0';
+	}
+	if (r == 0)
+		close_fd(&s->report_fd);
+}
+
+/* The run's verdict (its report's status: moat's are two capitals), and
+ * moat's own last words on stderr (why a start failed). */
 static void run_report(struct sess *s, char *verdict, size_t vlen, char *msg, size_t mlen)
 {
 	snprintf(verdict, vlen, "XX");
 	snprintf(msg, mlen, "moat run ended");
+	json_t *rep = s->report ? json_loadb(s->report, s->report_len, 0, NULL) : NULL;
+	const char *st = json_string_value(json_object_get(rep, "status"));
+	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z')
+		snprintf(verdict, vlen, "%s", st);
+	json_decref(rep);
 	s->err_tail[s->err_len] = '\0';
 	size_t len = s->err_len;
 	while (len && s->err_tail[len - 1] == '\n')
 		s->err_tail[--len] = '\0';
 	char *last = strrchr(s->err_tail, '\n');
 	last = last ? last + 1 : s->err_tail;
-	json_t *rep = json_loads(last, 0, NULL);
-	const char *st = json_string_value(json_object_get(rep, "status"));
-	/* moat's verdicts are two capitals; anything else is not its report */
-	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z') {
-		snprintf(verdict, vlen, "%s", st);
-		if (last == s->err_tail) {
-			json_decref(rep);
-			return;
-		}
-		last[-1] = '\0'; /* the line before the report */
-		char *prev = strrchr(s->err_tail, '\n');
-		last = prev ? prev + 1 : s->err_tail;
-	}
 	if (*last)
 		snprintf(msg, mlen, "%s", last);
-	json_decref(rep);
 }
 
 static void args_free(char **a)
@@ -943,9 +967,12 @@ static void sess_free(struct sess *s)
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
 	close_fd(&s->audit_fd);
+	close_fd(&s->life_fd);
+	close_fd(&s->report_fd);
 	close_fd(&s->pidfd);
 	linebuf_free(&s->out);
 	linebuf_free(&s->audit);
+	free(s->report);
 	free(s->pend);
 	json_decref(s->create_id);
 	json_decref(s->queued);
@@ -962,15 +989,19 @@ static void sess_free(struct sess *s)
 static void sess_died(struct sess *s)
 {
 	int status = 0;
-	waitpid(s->pid, &status, 0);
+	waitpid(s->pid, &status, 0); /* its pidfd said it ended: no wait */
 	if (s->err_fd >= 0)
 		keep_err(s);
+	if (s->report_fd >= 0)
+		keep_report(s);
 	char verdict[16], msg[512];
 	run_report(s, verdict, sizeof verdict, msg, sizeof msg);
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
 	close_fd(&s->audit_fd);
+	close_fd(&s->life_fd);
+	close_fd(&s->report_fd);
 	close_fd(&s->pidfd);
 	s->pend_len = 0;
 	s->pid = 0;
@@ -1059,10 +1090,12 @@ static char **run_argv(const json_t *req, const char **why)
 	json_t *x, *o;
 	arg(&v, "moat");
 	arg(&v, "run");
-	arg(&v, "--report");
-	arg(&v, "-");
+	arg(&v, "--report"); /* read whole when it ends (fd 5) */
+	arg(&v, "/dev/fd/5");
 	arg(&v, "--audit-log"); /* the session's denials, counted a cell */
 	arg(&v, "/dev/fd/3");
+	arg(&v, "--lifeline"); /* our death is the sandbox's (fd 4) */
+	arg(&v, "4");
 	if ((o = json_object_get(req, "memory_limit"))) {
 		if (!json_is_string(o)) {
 			*why = "memory_limit: a string (\"512M\", \"none\")";
@@ -1174,6 +1207,7 @@ static void op_create(json_t *id, json_t *req)
 		return;
 	}
 	s->in_fd = s->out_fd = s->err_fd = s->audit_fd = s->pidfd = -1;
+	s->life_fd = s->report_fd = -1;
 	s->argv = argv;
 	s->bash = !strcmp(json_string_value(json_object_get(req, "language")) ?: "", "bash");
 	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
@@ -1501,7 +1535,7 @@ static int deadlines(void)
 }
 
 /* What the loop polls: each fd, and whose it is. */
-#define POLL_MAX (3 + MAX_CLIENTS + MAX_SESSIONS * 5)
+#define POLL_MAX (3 + MAX_CLIENTS + MAX_SESSIONS * 6)
 struct pollset {
 	struct pollfd p[POLL_MAX];
 	struct sess *who[POLL_MAX]; /* the session, or NULL */
@@ -1532,10 +1566,11 @@ static void poll_build(struct pollset *ps)
 		struct sess *s = ss.s[i];
 		if (!s || !s->pid)
 			continue;
-		int fds[5] = { s->pidfd, s->out_fd, s->err_fd, s->audit_fd, s->in_fd };
-		for (int k = 0; k < 5; k++)
-			if (fds[k] >= 0 && (k < 4 || s->pend_len))
-				poll_add(ps, fds[k], k == 4 ? POLLOUT : POLLIN, s, -1);
+		int fds[6] = { s->pidfd,    s->out_fd,    s->err_fd,
+			       s->audit_fd, s->report_fd, s->in_fd };
+		for (int k = 0; k < 6; k++)
+			if (fds[k] >= 0 && (k < 5 || s->pend_len))
+				poll_add(ps, fds[k], k == 5 ? POLLOUT : POLLIN, s, -1);
 	}
 }
 
@@ -1612,6 +1647,8 @@ static void sess_ready(struct sess *s, int fd)
 		keep_err(s);
 	} else if (fd == s->audit_fd) {
 		audit_drain(s);
+	} else if (fd == s->report_fd) {
+		keep_report(s);
 	} else if (fd == s->in_fd) {
 		flush_driver(s);
 	} else if (fd == s->pidfd) {
