@@ -54,5 +54,16 @@ for sig in USR1 ALRM; do
 done
 left USR1-cgroup-off '"$MOAT" run --cgroup off -- sleep 10 & p=$!; sleep 0.5; kill -USR1 $p; wait $p'
 left USR1-disk-limit '"$MOAT" run --disk-limit 16M --tmpfs /data:8M -- sleep 10 & p=$!; sleep 0.5; kill -USR1 $p; wait $p'
+# --lifeline: the writer of the pipe goes (a parent that started moat run
+# and died), and the sandbox ends, signals ignored or not, cleaned up.
+left lifeline 'sleep 0.5 | "$MOAT" run --lifeline 3 3<&0 -- sh -c "trap \"\" TERM HUP INT; sleep 20"'
+t0=$(date +%s)
+sleep 1 | timeout 30 "$MOAT" run --lifeline 3 3<&0 -- sh -c 'trap "" TERM HUP INT; sleep 20' \
+    >/dev/null 2>&1
+rc=$? t=$(($(date +%s) - t0))
+[ "$rc" = 137 ] && [ "$t" -lt 10 ] ||
+    msg="${msg:+$msg; }lifeline: the sandbox outlived its lifeline (exit $rc after ${t}s; 137 at once expected)"
+"$MOAT" run --lifeline 1 -- true >/dev/null 2>&1
+[ $? = 125 ] || msg="${msg:+$msg; }lifeline: fd 1 (not a pipe's read end) was taken"
 rm -rf "$d"
 report "$msg"
