@@ -39,7 +39,7 @@ DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash \
 	clang-format
 
-.PHONY: all probes deps check test lint unit integration security compat asan bench clean format
+.PHONY: all probes deps check test lint unit integration security compat sessions asan bench clean format
 all: $(MOAT_OUT) probes
 
 $(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/cli/session.o $(BUILD)/cli/mcp.o $(BUILD)/gen/filter_blob.o \
@@ -106,7 +106,7 @@ check: deps
 
 # Every suite runs even when an earlier one failed; the target fails at
 # the end if any did.
-SUITES := lint unit integration security compat
+SUITES := lint unit integration security compat sessions
 test:
 	@failed=""; for s in $(SUITES); do \
 		echo "===== $$s"; $(MAKE) --no-print-directory $$s || failed="$$failed $$s"; \
@@ -139,6 +139,10 @@ security: $(MOAT_OUT) probes
 
 compat: $(MOAT_OUT)
 	MOAT=$(MOAT_BIN) tests/compat/run.sh
+
+# moat session, its Python client and drivers, and moat mcp (docs/sessions.md)
+sessions: $(MOAT_OUT)
+	MOAT=$(MOAT_BIN) tests/sessions/run.sh
 
 # The same build and tests under ASan+UBSan, in build-asan/ (./moat is
 # left alone: the asan binary is build-asan/moat).

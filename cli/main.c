@@ -284,6 +284,9 @@ static void run_sandbox(struct run *r)
 	sb->out.limit = rc->lim.output_bytes;
 	sb->opt.argv = rc->argv;
 	sb->opt.chdir = rc->chdir;
+	sb->opt.lifeline = rc->lifeline;
+	if (rc->lifeline >= 0) /* moat's own: not the sandbox's, nor a helper's */
+		fcntl(rc->lifeline, F_SETFD, FD_CLOEXEC);
 	sb->opt.env = r->env;
 	/* In its own network namespace (moat root) the sandbox makes TCP and
 	 * UDP sockets itself; otherwise moat makes them in the private world

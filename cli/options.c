@@ -1,6 +1,8 @@
 /* `moat run`'s options: the table, its setters, argv and --help
  * (options.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -408,6 +410,29 @@ static int set_report(struct run_config *rc, const struct moat_option *o, char *
 	return 0;
 }
 
+static int set_lifeline(struct run_config *rc, const struct moat_option *o, char *const *args,
+			char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long fd = strtol(args[0], &end, 10);
+	if (errno || *end || end == args[0] || fd < 3 || fd > INT_MAX) {
+		snprintf(err, errlen, "--lifeline %s: expected an fd number of 3 or more", args[0]);
+		return -1;
+	}
+	struct stat st;
+	int fl = fcntl((int)fd, F_GETFL);
+	if (fl < 0 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+	    (fl & O_ACCMODE) != O_RDONLY) {
+		snprintf(err, errlen,
+			 "--lifeline %s: not the read end of a pipe open in moat's caller",
+			 args[0]);
+		return -1;
+	}
+	rc->lifeline = (int)fd;
+	return 0;
+}
+
 static int set_json(struct run_config *rc, const struct moat_option *o, char *const *args,
 		    char *err, size_t errlen)
 {
@@ -538,6 +563,10 @@ const struct moat_option moat_options[] = {
 		  "them" },
 	{ .name = "--report", .nargs = 1, .metavar = { "FILE" }, .set = set_report,
 	  .help = "write the run report (JSON) to FILE; - for stderr" },
+	{ .name = "--lifeline", .nargs = 1, .metavar = { "FD" }, .set = set_lifeline,
+	  .help = "FD is the read end of a pipe: when every writer has\n"
+		  "closed it (its parent died), the sandbox ends as at a\n"
+		  "second signal" },
 	{ .name = "--output-limit", .nargs = 1, .metavar = { "SIZE" }, .set = set_output_limit,
 	  .help = "stdout and stderr together; the rest is cut (OL)" },
 	{ .name = "--json", .set = set_json,
@@ -664,6 +693,7 @@ void run_config_defaults(struct run_config *rc)
 {
 	rc->chdir = "/workspace";
 	rc->hostname = "moat";
+	rc->lifeline = -1;
 	rc->root = geteuid() == 0;
 	rc->uid = rc->root ? 65534 : geteuid();
 	rc->gid = rc->root ? 65534 : getegid();

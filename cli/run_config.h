@@ -62,6 +62,7 @@ struct run_config {
 
 	/* moat's own outputs (audit). */
 	const char *report;    /* --report FILE, "-": stderr; or NULL */
+	int lifeline;          /* --lifeline FD, or -1 */
 	bool json;             /* --json */
 	const char *audit_log; /* --audit-log FILE, or NULL */
 	enum audit_level audit_level;

@@ -26,13 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern const char driver_python[]; /* build/gen/drivers.c */
+extern const char driver_python[], driver_bash[]; /* build/gen/drivers.c */
 
 #define MAX_SESSIONS 64
 #define ERR_TAIL 8192        /* the end of a moat run's stderr kept */
@@ -43,6 +45,11 @@ extern const char driver_python[]; /* build/gen/drivers.c */
 #define MAX_FILEOPS 16      /* file requests in flight, a session */
 #define MAX_FILES 1000      /* entries of a listing or files_changed */
 #define MAX_SNAPSHOTS 64
+#define MAX_CLIENTS 64
+#define MAX_DENIALS 20        /* records kept a cell (all are counted) */
+#define AUDIT_LINE_MAX 65536  /* a record longer is skipped */
+#define REPORT_MAX (1u << 20) /* a run report, at most (1,000 files listed) */
+#define CLIENT_OUT_MAX (64u << 20) /* a client that reads nothing is let go */
 
 /* A line being read from a pipe. */
 struct linebuf {
@@ -59,10 +66,17 @@ enum sess_state {
 
 struct sess {
 	char name[16];
+	bool bash;   /* its language: bash, not python */
 	char **argv; /* moat run's, for every start */
 	pid_t pid;
-	int pidfd, in_fd, out_fd, err_fd;
-	struct linebuf out;
+	int pidfd, in_fd, out_fd, err_fd, audit_fd;
+	int life_fd;    /* moat run's --lifeline: closed, the sandbox ends */
+	int report_fd;  /* moat run's --report, read whole at its end */
+	char *report;   /* what it wrote */
+	size_t report_len;
+	struct linebuf out, audit;
+	json_t *denials; /* the running cell's, as the audit log has them */
+	int ndenials;
 	char err_tail[ERR_TAIL];
 	size_t err_len;
 	char *pend; /* to the driver, not written yet */
@@ -106,7 +120,23 @@ static struct {
 	session_out_fn out; /* NULL: JSON lines with ids */
 	json_t *outq;       /* [id, obj] pairs for `out`, this round's */
 	session_in_fn in_line;
+	/* --listen: clients on a Unix socket instead of stdin */
+	const char *listen_path;
+	int listen_fd;
+	struct client {
+		int fd; /* -1: a free slot */
+		unsigned gen;
+		struct linebuf in;
+		char *out;
+		size_t out_len;
+	} cl[MAX_CLIENTS];
+	unsigned next_gen;
+	int cur_client; /* whose line is being served; -1: none */
+	bool draining;  /* stdin ended: sessions close as they go idle */
+	bool out_gone;  /* stdout's reader is gone */
 } ss;
+
+static volatile sig_atomic_t stop_signal;
 
 static uint64_t now_ms(void)
 {
@@ -115,19 +145,27 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* One JSON line to the client; `obj` is taken. */
-void session_write(json_t *obj)
+/* `obj` (taken) as one line of ASCII JSON: a stream's text is the
+ * sandbox's, and a client may show it on a terminal; escaped, no byte of
+ * it is a control sequence.  Malloc'd, with its newline; NULL if none. */
+static char *json_line(json_t *obj, size_t *len)
 {
-	/* ASCII only: a stream's text is the sandbox's, and a client may show
-	 * it on a terminal; escaped, no byte of it is a control sequence. */
 	char *text = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(obj);
 	if (!text)
-		return;
-	size_t n = strlen(text);
-	text[n] = '\n'; /* over the terminating NUL: written by length */
-	for (size_t off = 0; off < n + 1;) {
-		ssize_t w = write(1, text + off, n + 1 - off);
+		return NULL;
+	*len = strlen(text) + 1;
+	text[*len - 1] = '\n'; /* over the terminating NUL: kept by length */
+	return text;
+}
+
+/* One JSON line on stdout; `obj` is taken. */
+void session_write(json_t *obj)
+{
+	size_t n;
+	char *text = json_line(obj, &n);
+	for (size_t off = 0; text && off < n;) {
+		ssize_t w = write(1, text + off, n - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -137,14 +175,61 @@ void session_write(json_t *obj)
 	free(text);
 }
 
-/* A reply or event about request `id`: to the front end (`moat mcp`), or
- * as a line with its id. */
+static void client_drop(int c);
+
+/* A line for client `c` (`obj` taken): queued, written as it reads. */
+static void client_write(int c, json_t *obj)
+{
+	size_t n;
+	char *text = json_line(obj, &n);
+	struct client *k = &ss.cl[c];
+	if (!text || k->fd < 0) {
+		free(text);
+		return;
+	}
+	if (k->out_len + n > CLIENT_OUT_MAX) {
+		free(text);
+		client_drop(c); /* it reads nothing: it is let go */
+		return;
+	}
+	char *b = realloc(k->out, k->out_len + n);
+	if (b) {
+		memcpy(b + k->out_len, text, n);
+		k->out = b;
+		k->out_len += n;
+	}
+	free(text);
+}
+
+/* A reply or event about request `id`: to the front end (`moat mcp`); to
+ * the client that asked (--listen: the id is [client, generation, its
+ * id]) or to every client (no id); or as a line on stdout. */
 static void emit(json_t *id, json_t *obj)
 {
 	if (ss.out) {
 		/* handed over after this round: the front end's requests then
 		 * find every session in a settled state */
 		json_array_append_new(ss.outq, json_pack("[O, o]", id ? id : json_null(), obj));
+		return;
+	}
+	if (ss.listen_path) {
+		if (!id) {
+			for (int c = 0; c < MAX_CLIENTS; c++)
+				if (ss.cl[c].fd >= 0)
+					client_write(c, json_incref(obj));
+			json_decref(obj);
+			return;
+		}
+		json_int_t c = json_integer_value(json_array_get(id, 0));
+		json_int_t gen = json_integer_value(json_array_get(id, 1));
+		json_t *theirs = json_array_get(id, 2);
+		if (c < 0 || c >= MAX_CLIENTS || ss.cl[c].fd < 0 || ss.cl[c].gen != (unsigned)gen) {
+			json_decref(obj); /* its client left */
+			return;
+		}
+		if (!json_is_null(theirs))
+			json_object_set(obj, "id", theirs);
+		client_write((int)c, obj);
 		return;
 	}
 	if (id)
@@ -163,13 +248,13 @@ static void reply_error(json_t *id, const char *fmt, const char *arg)
 
 /* Read what `fd` has into `lb`.  Calls `line` for each whole line (its
  * text NUL-terminated, without the newline).  -1: end of file or error;
- * -2: a line longer than `max`; 0 otherwise. */
+ * -2: a line longer than `max`; -3: nothing to read now; 0 otherwise. */
 static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line, void *ctx)
 {
 	char chunk[65536];
 	ssize_t r = read(fd, chunk, sizeof chunk);
 	if (r < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		return errno == EAGAIN || errno == EINTR ? -3 : -1;
 	if (r == 0)
 		return -1;
 	if (lb->len + (size_t)r + 1 > lb->cap) {
@@ -214,6 +299,7 @@ static void linebuf_free(struct linebuf *lb)
 static void sess_close(struct sess *s, json_t *id);
 static void cell_start(struct sess *s, json_t *req);
 static void restore_done(struct sess *s, json_t *r);
+static void audit_drain(struct sess *s);
 
 static struct sess *sess_find(const char *name)
 {
@@ -221,6 +307,15 @@ static struct sess *sess_find(const char *name)
 		if (ss.s[i] && !strcmp(ss.s[i]->name, name))
 			return ss.s[i];
 	return NULL;
+}
+
+/* Is `s` still one of ours?  By address: it may have been freed. */
+static bool sess_alive(const struct sess *s)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] == s)
+			return true;
+	return false;
 }
 
 static int sess_count(void)
@@ -287,12 +382,15 @@ static int sess_spawn(struct sess *s)
 		close(in[1]);
 		return -e;
 	}
-	if (pipe2(err, O_CLOEXEC) < 0) {
+	int au[2] = { -1, -1 }, life[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	if (pipe2(err, O_CLOEXEC) < 0 || pipe2(au, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0 ||
+	    pipe2(rep, O_CLOEXEC) < 0) {
 		int e = errno;
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
+		int all[] = { in[0], in[1], out[0], out[1], err[0], err[1], au[0], au[1],
+			      life[0], life[1], rep[0], rep[1] };
+		for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+			if (all[i] >= 0 && (i < 4 || all[i] != in[0]))
+				close(all[i]);
 		return -e;
 	}
 	pid_t parent = getpid();
@@ -301,14 +399,17 @@ static int sess_spawn(struct sess *s)
 		/* Its own process group: a Ctrl-C at the client's terminal is
 		 * not the cells'.  Our death is its death, and its sandbox's. */
 		setpgid(0, 0);
-		/* moat run's own way out: it forwards the signal to the driver,
-		 * which dies of it; and the driver leaves anyway when its stdin
-		 * ends, with us.  Either ends the run, cleaned up. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Our death is the sandbox's through --lifeline (fd 4): a
+		 * parent-death signal would not do, the kernel clears it when
+		 * moat run takes the sandbox's fsuid. */
 		if (getppid() != parent)
 			_exit(125);
 		signal(SIGPIPE, SIG_DFL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+		/* fd 3: the audit log moat run writes (--audit-log /dev/fd/3);
+		 * 4: its lifeline (--lifeline 4), our end kept by us alone;
+		 * 5: its report (--report /dev/fd/5) */
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
+		    dup2(au[1], 3) < 0 || dup2(life[0], 4) < 0 || dup2(rep[1], 5) < 0)
 			_exit(125);
 		execv(ss.exe, s->argv);
 		_exit(125);
@@ -317,12 +418,27 @@ static int sess_spawn(struct sess *s)
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
+	close(au[1]);
+	close(life[0]);
+	close(rep[1]);
 	if (pid < 0) {
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
+		close(au[0]);
+		close(life[1]);
+		close(rep[0]);
 		return -e;
 	}
+	s->life_fd = life[1];
+	s->report_fd = rep[0];
+	fcntl(s->report_fd, F_SETFL, O_NONBLOCK);
+	free(s->report);
+	s->report = NULL;
+	s->report_len = 0;
+	s->audit_fd = au[0];
+	fcntl(s->audit_fd, F_SETFL, O_NONBLOCK);
+	linebuf_free(&s->audit);
 	s->pid = pid;
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	s->in_fd = in[1];
@@ -345,7 +461,8 @@ static void cell_clear(struct sess *s)
 {
 	json_decref(s->exec_id);
 	json_decref(s->outputs);
-	s->exec_id = s->outputs = NULL;
+	json_decref(s->denials);
+	s->exec_id = s->outputs = s->denials = NULL;
 	s->deadline = s->grace_at = 0;
 	s->interrupted = s->timed_out = false;
 }
@@ -360,10 +477,13 @@ static void cell_reply(struct sess *s, const char *status, json_t *extra, const 
 			      restarted);
 	json_object_set_new(r, "result", json_null());
 	json_object_set_new(r, "error", json_null());
+	json_object_set_new(r, "files_changed", json_array());
 	if (extra)
 		json_object_update(r, extra);
 	json_decref(extra);
-	json_object_set(r, "outputs", s->outputs ? s->outputs : json_array());
+	json_object_set_new(r, "outputs", s->outputs ? json_incref(s->outputs) : json_array());
+	json_object_set_new(r, "denials", s->denials ? json_incref(s->denials) : json_array());
+	json_object_set_new(r, "denials_count", json_integer(s->ndenials));
 	emit(s->exec_id, r);
 	cell_clear(s);
 	s->last_active = now_ms();
@@ -375,6 +495,8 @@ static void cell_start(struct sess *s, json_t *req)
 	json_t *timeout = json_object_get(req, "timeout");
 	s->exec_id = id ? json_incref(id) : NULL;
 	s->outputs = json_array();
+	s->denials = json_array();
+	s->ndenials = 0;
 	s->n++;
 	s->count++;
 	s->t0 = now_ms();
@@ -407,16 +529,14 @@ static void signal_run(struct sess *s, int sig)
 		kill(s->pid, sig);
 }
 
-/* End the sandbox as moat run ends it at a user's second signal: it
- * kills every process of it, then takes down its cgroups and layers and
- * writes its report.  Two signals at once: the first is forwarded to the
- * interpreter, the second kills (two of one kind would make one).  Should
- * moat run itself not end in KILL_WAIT_MS, SIGKILL (its sandbox dies with
- * it, EXITKILL; its scratch stays for a later sweep). */
+/* End the sandbox: its lifeline closed, moat run kills every process of
+ * it, as at a user's second signal, then takes down its cgroups and layers
+ * and writes its report.  Should moat run itself not end in KILL_WAIT_MS,
+ * SIGKILL (its sandbox dies with it, EXITKILL; its scratch stays for a
+ * later sweep). */
 static void sess_kill(struct sess *s)
 {
-	signal_run(s, SIGHUP);
-	signal_run(s, SIGTERM);
+	close_fd(&s->life_fd);
 	s->killed = true;
 	s->kill_at = now_ms() + KILL_WAIT_MS;
 }
@@ -430,8 +550,9 @@ static void protocol_error(struct sess *s, const char *why)
 			   json_pack("{s:{s:s, s:s, s:o}}", "error", "ename", "MoatProtocolError",
 				     "evalue", why, "traceback", tb),
 			   "OK", true);
-		s->st = S_READY;
 	}
+	/* The next cell waits for the fresh interpreter (sess_died). */
+	s->st = S_STARTING;
 	if (!s->killed)
 		sess_kill(s);
 }
@@ -708,6 +829,7 @@ static void driver_line(void *ctx, char *text, size_t len)
 		if (!file_reply(s, m))
 			protocol_error(s, "the driver's \"file\" message is malformed or unasked");
 	} else if (!strcmp(ev, "done") && ours && json_object_size(m) == 6) {
+		audit_drain(s); /* its denials were logged before it ended */
 		const char *st = json_string_value(json_object_get(m, "status"));
 		json_t *result = json_object_get(m, "result");
 		json_t *error = json_object_get(m, "error");
@@ -731,6 +853,44 @@ static void driver_line(void *ctx, char *text, size_t len)
 	json_decref(m);
 }
 
+/* One record of the session's audit log (moat's writing: the sandbox's
+ * strings in it are escaped): a denial during a cell is that cell's. */
+static void audit_line(void *ctx, char *text, size_t len)
+{
+	struct sess *s = ctx;
+	if (s->st != S_BUSY || !s->denials)
+		return;
+	json_t *rec = json_loadb(text, len, 0, NULL);
+	if (!strcmp(json_string_value(json_object_get(rec, "decision")) ?: "", "deny")) {
+		s->ndenials++;
+		if (json_array_size(s->denials) < MAX_DENIALS) {
+			static const char *const keep[] = { "syscall", "comm", "path", "resolved",
+							    "address", "errno", "rule" };
+			json_t *d = json_object();
+			for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+				json_t *v = json_object_get(rec, keep[i]);
+				if (json_is_string(v))
+					json_object_set(d, keep[i], v);
+			}
+			json_array_append_new(s->denials, d);
+		}
+	}
+	json_decref(rec);
+}
+
+/* What the audit log holds now. */
+static void audit_drain(struct sess *s)
+{
+	int r;
+	while (s->audit_fd >= 0 &&
+	       (r = read_lines(s->audit_fd, &s->audit, AUDIT_LINE_MAX, audit_line, s)) != -3) {
+		if (r == -2)
+			linebuf_free(&s->audit); /* a record past the limit: skipped */
+		else if (r == -1)
+			close_fd(&s->audit_fd);
+	}
+}
+
 /* moat run's stderr: its end is kept (the report is its last line). */
 static void keep_err(struct sess *s)
 {
@@ -749,34 +909,46 @@ static void keep_err(struct sess *s)
 		close_fd(&s->err_fd);
 }
 
-/* The run report (the last line of moat run's stderr, `--report -`): its
- * status; and moat's own last words before it (why a start failed). */
+/* The run report, as moat run writes it to its pipe: kept whole (up to
+ * REPORT_MAX) until the run ends. */
+static void keep_report(struct sess *s)
+{
+	char chunk[65536];
+	ssize_t r;
+	while ((r = read(s->report_fd, chunk, sizeof chunk)) > 0) {
+		if (s->report_len + (size_t)r > REPORT_MAX)
+			continue; /* past the bound: the verdict is lost, nothing else */
+		char *b = realloc(s->report, s->report_len + (size_t)r + 1);
+		if (!b)
+			continue;
+		memcpy(b + s->report_len, chunk, (size_t)r);
+		s->report = b;
+		s->report_len += (size_t)r;
+		s->report[s->report_len] = '\0';
+	}
+	if (r == 0)
+		close_fd(&s->report_fd);
+}
+
+/* The run's verdict (its report's status: moat's are two capitals), and
+ * moat's own last words on stderr (why a start failed). */
 static void run_report(struct sess *s, char *verdict, size_t vlen, char *msg, size_t mlen)
 {
 	snprintf(verdict, vlen, "XX");
 	snprintf(msg, mlen, "moat run ended");
+	json_t *rep = s->report ? json_loadb(s->report, s->report_len, 0, NULL) : NULL;
+	const char *st = json_string_value(json_object_get(rep, "status"));
+	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z')
+		snprintf(verdict, vlen, "%s", st);
+	json_decref(rep);
 	s->err_tail[s->err_len] = '\0';
 	size_t len = s->err_len;
 	while (len && s->err_tail[len - 1] == '\n')
 		s->err_tail[--len] = '\0';
 	char *last = strrchr(s->err_tail, '\n');
 	last = last ? last + 1 : s->err_tail;
-	json_t *rep = json_loads(last, 0, NULL);
-	const char *st = json_string_value(json_object_get(rep, "status"));
-	/* moat's verdicts are two capitals; anything else is not its report */
-	if (st && strlen(st) == 2 && st[0] >= 'A' && st[0] <= 'Z' && st[1] >= 'A' && st[1] <= 'Z') {
-		snprintf(verdict, vlen, "%s", st);
-		if (last == s->err_tail) {
-			json_decref(rep);
-			return;
-		}
-		last[-1] = '\0'; /* the line before the report */
-		char *prev = strrchr(s->err_tail, '\n');
-		last = prev ? prev + 1 : s->err_tail;
-	}
 	if (*last)
 		snprintf(msg, mlen, "%s", last);
-	json_decref(rep);
 }
 
 static void args_free(char **a)
@@ -794,8 +966,13 @@ static void sess_free(struct sess *s)
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
+	close_fd(&s->audit_fd);
+	close_fd(&s->life_fd);
+	close_fd(&s->report_fd);
 	close_fd(&s->pidfd);
 	linebuf_free(&s->out);
+	linebuf_free(&s->audit);
+	free(s->report);
 	free(s->pend);
 	json_decref(s->create_id);
 	json_decref(s->queued);
@@ -812,14 +989,19 @@ static void sess_free(struct sess *s)
 static void sess_died(struct sess *s)
 {
 	int status = 0;
-	waitpid(s->pid, &status, 0);
+	waitpid(s->pid, &status, 0); /* its pidfd said it ended: no wait */
 	if (s->err_fd >= 0)
 		keep_err(s);
+	if (s->report_fd >= 0)
+		keep_report(s);
 	char verdict[16], msg[512];
 	run_report(s, verdict, sizeof verdict, msg, sizeof msg);
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
+	close_fd(&s->audit_fd);
+	close_fd(&s->life_fd);
+	close_fd(&s->report_fd);
 	close_fd(&s->pidfd);
 	s->pend_len = 0;
 	s->pid = 0;
@@ -908,8 +1090,12 @@ static char **run_argv(const json_t *req, const char **why)
 	json_t *x, *o;
 	arg(&v, "moat");
 	arg(&v, "run");
-	arg(&v, "--report");
-	arg(&v, "-");
+	arg(&v, "--report"); /* read whole when it ends (fd 5) */
+	arg(&v, "/dev/fd/5");
+	arg(&v, "--audit-log"); /* the session's denials, counted a cell */
+	arg(&v, "/dev/fd/3");
+	arg(&v, "--lifeline"); /* our death is the sandbox's (fd 4) */
+	arg(&v, "4");
 	if ((o = json_object_get(req, "memory_limit"))) {
 		if (!json_is_string(o)) {
 			*why = "memory_limit: a string (\"512M\", \"none\")";
@@ -973,14 +1159,16 @@ static char **run_argv(const json_t *req, const char **why)
 		}
 	}
 	const char *lang = json_string_value(json_object_get(req, "language"));
-	if (lang && strcmp(lang, "python")) {
-		*why = "language: python";
+	bool bash = lang && !strcmp(lang, "bash");
+	if (lang && !bash && strcmp(lang, "python")) {
+		*why = "language: python or bash";
 		goto fail;
 	}
+	/* both drivers are Python: the bash one keeps one bash alive */
 	arg(&v, "--");
 	arg(&v, "python3");
 	arg(&v, "-c");
-	arg(&v, driver_python);
+	arg(&v, bash ? driver_bash : driver_python);
 	if (!v.oom)
 		return v.a;
 	*why = "out of memory";
@@ -1018,8 +1206,10 @@ static void op_create(json_t *id, json_t *req)
 		reply_error(id, "out of %s", "memory");
 		return;
 	}
-	s->in_fd = s->out_fd = s->err_fd = s->pidfd = -1;
+	s->in_fd = s->out_fd = s->err_fd = s->audit_fd = s->pidfd = -1;
+	s->life_fd = s->report_fd = -1;
 	s->argv = argv;
+	s->bash = !strcmp(json_string_value(json_object_get(req, "language")) ?: "", "bash");
 	snprintf(s->name, sizeof s->name, "s%u", ++ss.next_name);
 	s->create_id = id ? json_incref(id) : NULL;
 	s->creating = true;
@@ -1149,7 +1339,8 @@ static void op_list(json_t *id)
 		struct sess *s = ss.s[i];
 		if (s)
 			json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:i}", "session",
-							      s->name, "language", "python",
+							      s->name, "language",
+							      s->bash ? "bash" : "python",
 							      "busy", s->st == S_BUSY,
 							      "execution_count", s->count));
 	}
@@ -1158,15 +1349,23 @@ static void op_list(json_t *id)
 
 static void client_line(void *ctx, char *text, size_t len)
 {
-	(void)ctx;
 	json_error_t jerr;
 	json_t *req = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *who = NULL;
+	if (ctx) { /* a socket's client: its replies find their way back */
+		int c = (int)(intptr_t)ctx - 1;
+		json_t *theirs = json_object_get(req, "id");
+		who = json_pack("[i, i, O]", c, ss.cl[c].gen, theirs ? theirs : json_null());
+	}
 	if (!json_is_object(req)) {
-		reply_error(NULL, "a request is one JSON object a line (%s)",
+		reply_error(who, "a request is one JSON object a line (%s)",
 			    req ? "not an object" : jerr.text);
 		json_decref(req);
+		json_decref(who);
 		return;
 	}
+	if (who)
+		json_object_set_new(req, "id", who);
 	session_request(req);
 	json_decref(req);
 }
@@ -1199,6 +1398,96 @@ void session_request(json_t *req)
 		op_drop_snapshot(id, req);
 	else
 		reply_error(id, "unknown op: %s", op);
+}
+
+/* ---- clients on a socket (--listen) ---- */
+
+/* A client went: its running cells are interrupted (docs/sessions.md);
+ * the sessions stay for a later client, or for their idle close. */
+static void client_drop(int c)
+{
+	struct client *k = &ss.cl[c];
+	if (k->fd < 0)
+		return;
+	close_fd(&k->fd);
+	linebuf_free(&k->in);
+	free(k->out);
+	k->out = NULL;
+	k->out_len = 0;
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		json_t *id = s ? s->exec_id : NULL;
+		if (s && s->st == S_BUSY && json_integer_value(json_array_get(id, 0)) == c &&
+		    (unsigned)json_integer_value(json_array_get(id, 1)) == k->gen)
+			sess_interrupt(s);
+	}
+}
+
+static void client_accept(void)
+{
+	int fd = accept4(ss.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int c = 0; c < MAX_CLIENTS; c++)
+		if (ss.cl[c].fd < 0) {
+			ss.cl[c] = (struct client){ .fd = fd, .gen = ++ss.next_gen };
+			return;
+		}
+	close(fd); /* full: it sees the connection end */
+}
+
+static void client_flush(int c)
+{
+	struct client *k = &ss.cl[c];
+	while (k->out_len) {
+		ssize_t w = send(k->fd, k->out, k->out_len, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return;
+		if (w <= 0) {
+			client_drop(c);
+			return;
+		}
+		memmove(k->out, k->out + w, k->out_len - (size_t)w);
+		k->out_len -= (size_t)w;
+	}
+}
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* The socket, mode 0600 (the umask is 077 while it is made): 0, or the
+ * exit code after a one-line message. */
+static int listen_open(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(ss.listen_path) >= sizeof a.sun_path) {
+		fprintf(stderr, "moat session: --listen %s: a socket path is at most %zu bytes\n",
+			ss.listen_path, sizeof a.sun_path - 1);
+		return 125;
+	}
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", ss.listen_path);
+	ss.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(077);
+	int r = ss.listen_fd < 0 ? -1 : bind(ss.listen_fd, (struct sockaddr *)&a, sizeof a);
+	int e = errno;
+	umask(old);
+	if (r < 0 || listen(ss.listen_fd, 16) < 0) {
+		fprintf(stderr, "moat session: --listen %s: %s%s\n", ss.listen_path, strerror(e),
+			e == EADDRINUSE ? " (remove it, if no moat session serves it)" : "");
+		return 125;
+	}
+	for (int c = 0; c < MAX_CLIENTS; c++)
+		ss.cl[c].fd = -1;
+	struct sigaction sa = { .sa_handler = on_stop }; /* no SA_RESTART: poll sees it */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return 0;
 }
 
 /* ---- the loop ---- */
@@ -1245,78 +1534,165 @@ static int deadlines(void)
 	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
 }
 
+/* What the loop polls: each fd, and whose it is. */
+#define POLL_MAX (3 + MAX_CLIENTS + MAX_SESSIONS * 6)
+struct pollset {
+	struct pollfd p[POLL_MAX];
+	struct sess *who[POLL_MAX]; /* the session, or NULL */
+	int client[POLL_MAX]; /* -1 stdin or a session's, -2 the socket, -3 stdout, else a client */
+	int n;
+};
+
+static void poll_add(struct pollset *ps, int fd, short events, struct sess *s, int client)
+{
+	ps->p[ps->n] = (struct pollfd){ fd, events, 0 };
+	ps->who[ps->n] = s;
+	ps->client[ps->n++] = client;
+}
+
+static void poll_build(struct pollset *ps)
+{
+	ps->n = 0;
+	if (ss.stdin_open && !ss.listen_path)
+		poll_add(ps, 0, POLLIN, NULL, -1);
+	if (!ss.listen_path && !ss.out_gone)
+		poll_add(ps, 1, 0, NULL, -3); /* POLLERR: the reader of stdout is gone */
+	if (ss.stdin_open && ss.listen_path)
+		poll_add(ps, ss.listen_fd, POLLIN, NULL, -2);
+	for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
+		if (ss.cl[c].fd >= 0)
+			poll_add(ps, ss.cl[c].fd, POLLIN | (ss.cl[c].out_len ? POLLOUT : 0), NULL, c);
+	for (int i = 0; i < MAX_SESSIONS; i++) {
+		struct sess *s = ss.s[i];
+		if (!s || !s->pid)
+			continue;
+		int fds[6] = { s->pidfd,    s->out_fd,    s->err_fd,
+			       s->audit_fd, s->report_fd, s->in_fd };
+		for (int k = 0; k < 6; k++)
+			if (fds[k] >= 0 && (k < 5 || s->pend_len))
+				poll_add(ps, fds[k], k == 5 ? POLLOUT : POLLIN, s, -1);
+	}
+}
+
+/* Every session closes; the loop ends once they are gone. */
+static void close_all(void)
+{
+	ss.stdin_open = false;
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] && !ss.s[i]->closing)
+			sess_close(ss.s[i], NULL);
+}
+
+/* A client's socket is ready. */
+static void client_ready(int c, const struct pollfd *p)
+{
+	if (ss.cl[c].fd != p->fd)
+		return; /* dropped this round */
+	if (p->revents & POLLOUT)
+		client_flush(c);
+	if (ss.cl[c].fd < 0 || !(p->revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	int r = read_lines(ss.cl[c].fd, &ss.cl[c].in, ss.max_msg, client_line, (void *)(intptr_t)(c + 1));
+	if (r == -1 || r == -2)
+		client_drop(c);
+}
+
+/* Is the session doing nothing, nor about to? */
+static bool sess_idle(const struct sess *s)
+{
+	if (s->st != S_READY || s->queued || s->creating || s->closing)
+		return false;
+	for (int i = 0; i < MAX_FILEOPS; i++)
+		if (s->files[i].rid)
+			return false;
+	return true;
+}
+
+/* stdin has ended: each session closes once what was asked of it is
+ * done (a script that pipes its requests in gets every reply). */
+static void close_idle(void)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (ss.s[i] && sess_idle(ss.s[i]))
+			sess_close(ss.s[i], NULL);
+}
+
+static void stdin_ready(void)
+{
+	int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
+	if (r == -2) {
+		reply_error(NULL, "a request longer than %s bytes", "--max-message");
+		close_all();
+	} else if (r == -1) {
+		ss.stdin_open = false;
+		ss.draining = true;
+	}
+}
+
+/* One of a session's fds is ready. */
+static void sess_ready(struct sess *s, int fd)
+{
+	if (!sess_alive(s) || !s->pid)
+		return; /* gone or restarted in this round */
+	if (fd == s->out_fd) {
+		int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
+		if (r == -2) {
+			linebuf_free(&s->out);
+			protocol_error(s, "the driver sent a message longer than the limit "
+					  "(--max-message)");
+		} else if (r == -1) {
+			close_fd(&s->out_fd);
+		}
+	} else if (fd == s->err_fd) {
+		keep_err(s);
+	} else if (fd == s->audit_fd) {
+		audit_drain(s);
+	} else if (fd == s->report_fd) {
+		keep_report(s);
+	} else if (fd == s->in_fd) {
+		flush_driver(s);
+	} else if (fd == s->pidfd) {
+		/* what it wrote before it died, first (as much as the pipe
+		 * holds now: its writers may still be dying) */
+		while (s->out_fd >= 0 && read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0)
+			;
+		sess_died(s);
+	}
+}
+
 static int serve(void)
 {
+	static struct pollset ps;
 	for (;;) {
 		if (!ss.stdin_open && !sess_count())
 			return 0;
+		if (stop_signal && ss.stdin_open)
+			close_all(); /* --listen's end */
+		if (ss.draining)
+			close_idle();
 		int timeout = deadlines(); /* first: it may queue an interrupt */
-		struct pollfd p[1 + MAX_SESSIONS * 4];
-		struct sess *who[1 + MAX_SESSIONS * 4];
-		int np = 0;
-		if (ss.stdin_open) {
-			p[np] = (struct pollfd){ 0, POLLIN, 0 };
-			who[np++] = NULL;
-		}
-		for (int i = 0; i < MAX_SESSIONS; i++) {
-			struct sess *s = ss.s[i];
-			if (!s || !s->pid)
-				continue;
-			int fds[4] = { s->pidfd, s->out_fd, s->err_fd, s->in_fd };
-			for (int k = 0; k < 4; k++) {
-				if (fds[k] < 0 || (k == 3 && !s->pend_len))
-					continue;
-				p[np] = (struct pollfd){ fds[k], k == 3 ? POLLOUT : POLLIN, 0 };
-				who[np++] = s;
-			}
-		}
-		if (poll(p, (nfds_t)np, timeout) < 0) {
+		poll_build(&ps);
+		if (poll(ps.p, (nfds_t)ps.n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return 125;
 		}
-		for (int k = 0; k < np; k++) {
-			if (!p[k].revents)
+		for (int k = 0; k < ps.n; k++) {
+			if (!ps.p[k].revents)
 				continue;
-			struct sess *s = who[k];
-			if (!s) {
-				int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
-				if (r == -2)
-					reply_error(NULL, "a request longer than %s bytes",
-						    "--max-message");
-				if (r < 0) {
-					/* The client is gone (or sent too much): every
-					 * session closes, then moat session ends. */
-					ss.stdin_open = false;
-					for (int i = 0; i < MAX_SESSIONS; i++)
-						if (ss.s[i] && !ss.s[i]->closing)
-							sess_close(ss.s[i], NULL);
-				}
-				continue;
+			if (ps.who[k])
+				sess_ready(ps.who[k], ps.p[k].fd);
+			else if (ps.client[k] == -2)
+				client_accept();
+			else if (ps.client[k] == -3) {
+				/* the client died: its cells are ended, not finished */
+				ss.out_gone = true;
+				close_all();
 			}
-			if (!sess_find(s->name) || !s->pid)
-				continue; /* gone or restarted in this round */
-			if (p[k].fd == s->out_fd) {
-				int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
-				if (r == -2) {
-					linebuf_free(&s->out);
-					protocol_error(s, "the driver sent a message longer than the "
-							  "limit (--max-message)");
-				} else if (r == -1) {
-					close_fd(&s->out_fd);
-				}
-			} else if (p[k].fd == s->err_fd) {
-				keep_err(s);
-			} else if (p[k].fd == s->in_fd) {
-				flush_driver(s);
-			} else if (p[k].fd == s->pidfd) {
-				/* what it wrote before it died, first */
-				while (s->out_fd >= 0 &&
-				       read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s) == 0 &&
-				       s->out.len)
-					;
-				sess_died(s);
-			}
+			else if (ps.client[k] >= 0)
+				client_ready(ps.client[k], &ps.p[k]);
+			else
+				stdin_ready();
 		}
 		/* the front end's turn: what it asks now is served this round */
 		while (ss.out && json_array_size(ss.outq)) {
@@ -1329,6 +1705,9 @@ static int serve(void)
 		for (int i = 0; i < MAX_SESSIONS; i++)
 			if (ss.s[i] && ss.s[i]->pend_len)
 				flush_driver(ss.s[i]);
+		for (int c = 0; ss.listen_path && c < MAX_CLIENTS; c++)
+			if (ss.cl[c].fd >= 0 && ss.cl[c].out_len)
+				client_flush(c);
 	}
 }
 
@@ -1340,11 +1719,13 @@ static int usage_error(const char *what, const char *arg)
 
 static void session_usage(FILE *f)
 {
-	fputs("usage: moat session [--grace SEC] [--idle-timeout SEC] [--max-sessions N]\n"
-	      "                    [--max-message BYTES]\n"
+	fputs("usage: moat session [--listen PATH] [--grace SEC] [--idle-timeout SEC]\n"
+	      "                    [--max-sessions N] [--max-message BYTES] [--snapshot-memory BYTES]\n"
 	      "\n"
 	      "Serves live interpreters in sandboxes over JSON lines: requests on stdin,\n"
 	      "replies and events on stdout (docs/sessions.md).\n"
+	      "  --listen PATH       serve clients on a Unix socket at PATH (mode 0600) instead\n"
+	      "                      of stdin and stdout, until SIGINT or SIGTERM\n"
 	      "  --grace SEC         an interrupted cell's time to stop before its\n"
 	      "                      interpreter is killed and restarted (default 2)\n"
 	      "  --idle-timeout SEC  a session without a cell for SEC is closed (default\n"
@@ -1383,6 +1764,8 @@ int session_options(int argc, char **argv)
 			if (errno || *end || end == v || n < 1 || n > MAX_SESSIONS)
 				return usage_error("--max-sessions: 1 to 64, not ", v);
 			ss.max_sessions = (int)n;
+		} else if (!strcmp(a, "--listen")) {
+			ss.listen_path = v;
 		} else if (!strcmp(a, "--snapshot-memory")) {
 			long long n = strtoll(v, &end, 10);
 			if (errno || *end || end == v || n < 0 || n > (16LL << 30))
@@ -1410,7 +1793,15 @@ int session_serve(session_out_fn out, session_in_fn in)
 	ss.outq = json_array();
 	ss.in_line = in;
 	ss.stdin_open = true;
-	return serve();
+	if (ss.listen_path) {
+		int r = listen_open();
+		if (r)
+			return r;
+	}
+	int r = serve();
+	if (ss.listen_path)
+		unlink(ss.listen_path);
+	return r;
 }
 
 int cmd_session(int argc, char **argv)

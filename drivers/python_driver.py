@@ -34,42 +34,64 @@ def _driver():
                 n = os.write(proto_fd, view)
                 view = view[n:]
 
-    state = {"n": 0, "marker": b"", "running": False}
+    # Output that comes between cells (a thread's, a background
+    # process's) is held and sent as the next cell's: a stream is between
+    # cells from its end marker to the next cell's start ("ended").
+    state = {"n": 0, "marker": b"", "running": False, "late": [],
+             "ended": {1: True, 2: True}}
     state_lock = threading.Lock()
     drained = {1: threading.Event(), 2: threading.Event()}
 
     # fds 1 and 2: pipes whose reader threads forward what they get.
     def reader(fd_r, fd, name):
         dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        held = b""
+        buf = b""
         while True:
-            try:
-                chunk = os.read(fd_r, 65536)
-            except InterruptedError:
-                continue
-            if not chunk:
-                return
-            buf = held + chunk
+            if not buf:
+                try:
+                    chunk = os.read(fd_r, 65536)
+                except InterruptedError:
+                    continue
+                if not chunk:
+                    return
+                buf = chunk
             with state_lock:
-                marker, n = state["marker"], state["n"]
-            held = b""
-            done = False
-            if marker and marker in buf:
+                marker, n, ended = state["marker"], state["n"], state["ended"][fd]
+            if ended:
+                text = dec.decode(buf)
+                buf = b""
+                with state_lock:
+                    if state["ended"][fd]:  # still between cells
+                        state["late"].append((name, text))
+                        continue
+                    n = state["n"]  # a cell started meanwhile: its output
+                if text:
+                    send({"ev": "stream", "n": n, "name": name, "text": text})
+                continue
+            found = marker in buf
+            if found:
                 i = buf.index(marker)
-                buf, rest = buf[:i], buf[i + len(marker):]
-                held = rest
-                done = True
-            elif marker:
+                part, buf = buf[:i], buf[i + len(marker):]
+            else:
                 # keep back a tail that may be the start of the marker
+                part, tail = buf, b""
                 for k in range(min(len(marker) - 1, len(buf)), 0, -1):
                     if marker.startswith(buf[-k:]):
-                        held, buf = buf[-k:], buf[:-k]
+                        part, tail = buf[:-k], buf[-k:]
                         break
-            text = dec.decode(buf, final=done)
+                buf = b""
+            text = dec.decode(part, final=found)
             if text:
                 send({"ev": "stream", "n": n, "name": name, "text": text})
-            if done:
+            if found:
+                with state_lock:
+                    state["ended"][fd] = True
                 drained[fd].set()
+            elif tail:
+                more = os.read(fd_r, 65536)  # the marker's rest, or more output
+                if not more:
+                    return
+                buf = tail + more
 
     writer = {}  # our own copies of the pipes' write ends
     for fd, name in ((1, "stdout"), (2, "stderr")):
@@ -385,7 +407,10 @@ def _driver():
         signal.signal(signal.SIGINT, signal.default_int_handler)
         with state_lock:
             state.update(n=n, marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0",
-                         running=True)
+                         running=True, ended={1: False, 2: False})
+            late, state["late"] = state["late"], []
+        for name, text in late:
+            send({"ev": "stream", "n": n, "name": name, "text": text})
         before = scan()
         try:
             status, result, error = run_cell(n, code)

@@ -875,7 +875,7 @@ static void kill_all(struct sandbox *sb)
 
 /* What the loop keeps between its turns. */
 struct loop {
-	struct pollfd pfd[6]; /* listener, signals, jobs, dns, stdout, stderr */
+	struct pollfd pfd[7]; /* listener, signals, jobs, dns, stdout, stderr, lifeline */
 	int forwarded;        /* signals forwarded to the first process */
 	bool resweep;         /* a job is left to sweep: wake within 100 ms */
 };
@@ -918,7 +918,7 @@ static bool loop_once(struct sandbox *sb, struct loop *lp)
 	if (lp->resweep && (tmo < 0 || tmo > 100))
 		tmo = 100;
 	supervisor_unlock();
-	int n = poll(pfd, 6, tmo);
+	int n = poll(pfd, 7, tmo);
 	supervisor_lock();
 	if (watch)
 		limits_tick(sb);
@@ -926,6 +926,11 @@ static bool loop_once(struct sandbox *sb, struct loop *lp)
 		return errno == EINTR;
 	if (pfd[1].revents & POLLIN)
 		loop_signals(sb, lp);
+	if (pfd[6].revents) {
+		/* --lifeline: whoever started moat is gone; so is the sandbox */
+		pfd[6].fd = -1;
+		kill_all(sb);
+	}
 	if (pfd[2].revents & POLLIN)
 		dispatch_jobs_complete(sb);
 	if (pfd[3].revents & POLLIN)
@@ -968,7 +973,8 @@ int sandbox_loop(struct sandbox *sb)
 				    { jobs_fd(), POLLIN, 0 },
 				    { sb->net->dns_fd, POLLIN, 0 },
 				    { sb->out.rd[0], POLLIN, 0 },
-				    { sb->out.rd[1], POLLIN, 0 } } };
+				    { sb->out.rd[1], POLLIN, 0 },
+				    { sb->opt.lifeline >= 3 ? sb->opt.lifeline : -1, 0, 0 } } };
 	while (loop_once(sb, &lp))
 		;
 	supervisor_unlock();

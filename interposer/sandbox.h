@@ -28,6 +28,7 @@ struct sandbox_opts {
 	const struct sock_fprog *filter; /* the seccomp program to install */
 	sigset_t sigmask;                /* the program's signal mask: the caller's */
 	bool sigmask_set;
+	int lifeline; /* --lifeline: its hang-up ends the sandbox; -1: none */
 };
 
 struct sandbox {
