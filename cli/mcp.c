@@ -227,9 +227,9 @@ static void tool_start(void)
 	} else {
 		rpc_error(id, -32602, "unknown tool");
 	}
-	if (req)
+	if (req) {
 		engine(req, STEP_TOOL);
-	else if (mc.step == STEP_NONE) {
+	} else if (mc.step == STEP_NONE) { /* answered at once: the caller serves the next */
 		json_decref(mc.cur);
 		mc.cur = NULL;
 	}
@@ -342,7 +342,10 @@ static void engine_out(json_t *rid, json_t *obj)
 {
 	const char *ev = json_string_value(json_object_get(obj, "event"));
 	json_t *id = json_object_get(mc.cur, "id");
-	if (ev && !strcmp(ev, "closed")) {
+	if (!rid && !ev) { /* about no call: a line the engine could not take */
+		const char *e = json_string_value(json_object_get(obj, "error"));
+		rpc_error(NULL, -32600, e ? e : "invalid request");
+	} else if (ev && !strcmp(ev, "closed")) {
 		mc.session[0] = '\0'; /* closed idle: made again at the next call */
 	} else if (ev && !strcmp(ev, "stream")) {
 		text_add(json_string_value(json_object_get(obj, "text")) ?: "");
@@ -359,10 +362,11 @@ static void engine_out(json_t *rid, json_t *obj)
 				tool_result(id, "a fresh session: every variable and file is gone",
 					    NULL, false);
 				call_done();
-			} else if (mc.cur) {
-				tool_start();
 			} else {
-				serve_next();
+				if (mc.cur)
+					tool_start();
+				if (!mc.cur && mc.step == STEP_NONE)
+					serve_next();
 			}
 		} else {
 			const char *e = json_string_value(json_object_get(obj, "error"));

@@ -43,6 +43,9 @@ extern const char driver_python[], driver_bash[]; /* build/gen/drivers.c */
 #define MAX_TRACEBACK 1000   /* lines */
 #define MAX_MIME_KEY 128
 #define MAX_FILEOPS 16      /* file requests in flight, a session */
+#define FILEOP_WAIT_MS 60000 /* a driver that does not answer one in time: restarted */
+#define START_WAIT_MS 60000  /* an interpreter not ready in time: given up */
+#define MAX_FAILED_STARTS 3  /* in a row: the session is closed */
 #define MAX_FILES 1000      /* entries of a listing or files_changed */
 #define MAX_SNAPSHOTS 64
 #define MAX_CLIENTS 64
@@ -55,6 +58,7 @@ extern const char driver_python[], driver_bash[]; /* build/gen/drivers.c */
 struct linebuf {
 	char *buf;
 	size_t len, cap;
+	unsigned dropped; /* whole lines past the limit, dropped */
 };
 
 enum sess_state {
@@ -89,9 +93,14 @@ struct sess {
 	/* the running cell */
 	json_t *exec_id;
 	int n, count;
+	int next_rid;       /* its file requests' ids */
+	int failed_starts;  /* in a row: died before ready */
+	bool was_ready;     /* this interpreter said ready */
 	uint64_t t0, deadline, grace_at;
 	bool interrupted, timed_out, killed, hard_killed;
 	json_t *outputs;
+	size_t outputs_bytes; /* of outputs' strings */
+	int outputs_cut;      /* displays left out of the reply */
 	json_t *close_id;
 	bool closing;
 	const char *close_reason; /* set when the session closed itself */
@@ -100,6 +109,7 @@ struct sess {
 		char action[8];
 		json_t *id;
 		enum { FOR_CLIENT, FOR_SNAPSHOT, FOR_RESTORE } purpose;
+		uint64_t due; /* its answer's deadline */
 	} files[MAX_FILEOPS];
 	json_t *restore; /* the snapshot a new session starts from, until put */
 	uint64_t last_active;      /* the end of its last cell, or its start */
@@ -134,6 +144,7 @@ static struct {
 	int cur_client; /* whose line is being served; -1: none */
 	bool draining;  /* stdin ended: sessions close as they go idle */
 	bool out_gone;  /* stdout's reader is gone */
+	bool skipping;  /* the rest of an over-long request is being skipped */
 } ss;
 
 static volatile sig_atomic_t stop_signal;
@@ -247,8 +258,10 @@ static void reply_error(json_t *id, const char *fmt, const char *arg)
 /* ---- lines ---- */
 
 /* Read what `fd` has into `lb`.  Calls `line` for each whole line (its
- * text NUL-terminated, without the newline).  -1: end of file or error;
- * -2: a line longer than `max`; -3: nothing to read now; 0 otherwise. */
+ * text NUL-terminated, without the newline); a whole line longer than
+ * `max` is counted in lb->dropped instead.  -1: end of file or error;
+ * -2: an unfinished line already longer than `max`; -3: nothing to read
+ * now; 0 otherwise. */
 static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line, void *ctx)
 {
 	char chunk[65536];
@@ -277,8 +290,9 @@ static int read_lines(int fd, struct linebuf *lb, size_t max, session_in_fn line
 		size_t len = (size_t)(nl - (lb->buf + start));
 		*nl = '\0';
 		if (len > max)
-			return -2;
-		line(ctx, lb->buf + start, len);
+			lb->dropped++; /* whole, and too long: not served */
+		else
+			line(ctx, lb->buf + start, len);
 		start += len + 1;
 		if (!lb->buf) /* the callback reset it */
 			return 0;
@@ -448,6 +462,7 @@ static int sess_spawn(struct sess *s)
 	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
 	s->st = S_STARTING;
+	s->was_ready = false;
 	s->started = now_ms();
 	s->err_len = 0;
 	s->n = 0;
@@ -484,6 +499,8 @@ static void cell_reply(struct sess *s, const char *status, json_t *extra, const 
 	json_object_set_new(r, "outputs", s->outputs ? json_incref(s->outputs) : json_array());
 	json_object_set_new(r, "denials", s->denials ? json_incref(s->denials) : json_array());
 	json_object_set_new(r, "denials_count", json_integer(s->ndenials));
+	if (s->outputs_cut)
+		json_object_set_new(r, "outputs_omitted", json_integer(s->outputs_cut));
 	emit(s->exec_id, r);
 	cell_clear(s);
 	s->last_active = now_ms();
@@ -497,12 +514,16 @@ static void cell_start(struct sess *s, json_t *req)
 	s->outputs = json_array();
 	s->denials = json_array();
 	s->ndenials = 0;
+	s->outputs_bytes = 0;
+	s->outputs_cut = 0;
 	s->n++;
 	s->count++;
 	s->t0 = now_ms();
 	s->interrupted = s->timed_out = false;
 	s->grace_at = 0;
 	double t = json_is_number(timeout) ? json_number_value(timeout) : 0;
+	if (t > 1e7) /* past 115 days: none */
+		t = 0;
 	s->deadline = t > 0 ? s->t0 + (uint64_t)(t * 1000) : 0;
 	s->st = S_BUSY;
 	to_driver(s, json_pack("{s:s, s:i, s:O}", "op", "exec", "n", s->n, "code",
@@ -649,31 +670,46 @@ static struct fileop *fileop_new(struct sess *s, const char *action, json_t *id,
 	for (int i = 0; i < MAX_FILEOPS; i++)
 		if (!s->files[i].rid) {
 			struct fileop *f = &s->files[i];
-			f->rid = ++ss.next_rid;
+			f->rid = ++s->next_rid;
 			snprintf(f->action, sizeof f->action, "%s", action);
 			f->id = id ? json_incref(id) : NULL;
 			f->purpose = purpose;
+			f->due = now_ms() + FILEOP_WAIT_MS;
 			return f;
 		}
 	return NULL;
 }
 
 /* A directory's tar, kept as a snapshot: the reply. */
-static json_t *snapshot_keep(json_t *m, const char *fmt)
+static json_t *argv_json(char **argv)
+{
+	json_t *a = json_array();
+	for (char **p = argv; p && *p; p++)
+		json_array_append_new(a, json_string(*p));
+	return a;
+}
+
+static json_t *snapshot_keep(const struct sess *s, json_t *m, const char *fmt)
 {
 	json_t *data = json_object_get(m, "data");
 	size_t len = json_string_length(data);
 	if (strcmp(fmt, "tar"))
 		return json_pack("{s:b, s:s}", "ok", 0, "error", "a snapshot is of a directory");
+	const char *d = json_string_value(data);
+	if (len % 4 || strspn(d, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
+			       len)
+		return json_pack("{s:b, s:s}", "ok", 0, "error", "the driver's tar is not base64");
 	if (json_object_size(ss.snaps) >= MAX_SNAPSHOTS || ss.snap_bytes + len > ss.snap_max)
 		return json_pack("{s:b, s:s}", "ok", 0, "error",
 				 "no room for another snapshot (64, or --snapshot-memory)");
 	char name[24];
 	snprintf(name, sizeof name, "snap%u", ++ss.next_snap);
+	/* its session's moat run options: it is restored only under the same
+	 * (what a hostile cell packed is unpacked where it could have written) */
 	json_object_set_new(ss.snaps, name,
-			    json_pack("{s:O, s:O, s:O}", "data", data, "size",
-				      json_object_get(m, "size"), "sha256",
-				      json_object_get(m, "sha256")));
+			    json_pack("{s:O, s:O, s:O, s:o}", "data", data, "size",
+				      json_object_get(m, "size"), "sha256", json_object_get(m, "sha256"),
+				      "argv", argv_json(s->argv)));
 	ss.snap_bytes += len;
 	return json_pack("{s:b, s:s, s:O, s:O}", "ok", 1, "snapshot", name, "size",
 			 json_object_get(m, "size"), "sha256", json_object_get(m, "sha256"));
@@ -687,9 +723,10 @@ static void restore_start(struct sess *s)
 		restore_done(s, json_pack("{s:b, s:s}", "ok", 0, "error", "no file slot"));
 		return;
 	}
-	to_driver(s, json_pack("{s:s, s:i, s:s, s:s, s:O, s:s}", "op", "file", "rid", f->rid,
+	/* no links: a snapshot's tar was made by a cell, not by the client */
+	to_driver(s, json_pack("{s:s, s:i, s:s, s:s, s:O, s:s, s:b}", "op", "file", "rid", f->rid,
 			       "action", "put", "path", ".", "data",
-			       json_object_get(s->restore, "data"), "format", "tar"));
+			       json_object_get(s->restore, "data"), "format", "tar", "links", 0));
 	flush_driver(s);
 }
 
@@ -705,6 +742,7 @@ static void restore_done(struct sess *s, json_t *r)
 		json_decref(s->create_id);
 		s->create_id = NULL;
 		s->creating = false;
+		s->close_reason = "restore-failed";
 		sess_close(s, NULL);
 		return;
 	}
@@ -748,7 +786,7 @@ static bool file_reply(struct sess *s, json_t *m)
 		    json_string_length(h) != 64 || !fmt || (strcmp(fmt, "raw") && strcmp(fmt, "tar")))
 			return false;
 		if (f->purpose == FOR_SNAPSHOT)
-			r = snapshot_keep(m, fmt);
+			r = snapshot_keep(s, m, fmt);
 		else
 			r = json_pack("{s:b, s:O, s:O, s:O, s:s}", "ok", 1, "data",
 				      json_object_get(m, "data"), "size", json_object_get(m, "size"),
@@ -781,6 +819,14 @@ static void fileops_fail(struct sess *s)
 		}
 }
 
+/* {ev: stream, n, name: stdout|stderr, text}: each field of its kind. */
+static bool stream_ok(const json_t *m)
+{
+	const char *name = json_string_value(json_object_get(m, "name"));
+	return json_object_size(m) == 4 && json_is_string(json_object_get(m, "text")) && name &&
+	       (!strcmp(name, "stdout") || !strcmp(name, "stderr"));
+}
+
 /* One message of the driver's: checked, then passed on. */
 static void driver_line(void *ctx, char *text, size_t len)
 {
@@ -796,6 +842,7 @@ static void driver_line(void *ctx, char *text, size_t len)
 		protocol_error(s, "the driver sent a message that is not a JSON object with \"ev\"");
 	} else if (!strcmp(ev, "ready") && s->st == S_STARTING && json_object_size(m) == 1) {
 		s->st = S_READY;
+		s->was_ready = true;
 		s->last_active = now_ms();
 		if (s->creating && s->restore) {
 			restore_start(s); /* the create's reply waits for it */
@@ -813,17 +860,25 @@ static void driver_line(void *ctx, char *text, size_t len)
 			cell_start(s, q);
 			json_decref(q);
 		}
-	} else if (!strcmp(ev, "stream") && ours && json_object_size(m) == 4 &&
-		   json_is_string(json_object_get(m, "text")) &&
-		   (!strcmp(json_string_value(json_object_get(m, "name")) ?: "", "stdout") ||
-		    !strcmp(json_string_value(json_object_get(m, "name")) ?: "", "stderr"))) {
+	} else if (!strcmp(ev, "stream") && ours && stream_ok(m)) {
 		emit(s->exec_id, json_pack("{s:s, s:O, s:O}", "event", "stream", "name",
 					   json_object_get(m, "name"), "text",
 					   json_object_get(m, "text")));
 	} else if (!strcmp(ev, "display") && ours && json_object_size(m) == 3 &&
 		   mime_bundle(json_object_get(m, "data"))) {
 		json_t *data = json_object_get(m, "data");
-		json_array_append(s->outputs, data);
+		/* kept for the reply up to --max-message in all; past it the
+		 * events still go out, and the reply says what it left out */
+		size_t size = 0;
+		const char *k;
+		json_t *x;
+		json_object_foreach(data, k, x) size += json_string_length(x);
+		if (s->outputs_bytes + size <= ss.max_msg) {
+			json_array_append(s->outputs, data);
+			s->outputs_bytes += size;
+		} else {
+			s->outputs_cut++;
+		}
 		emit(s->exec_id, json_pack("{s:s, s:O}", "event", "display", "data", data));
 	} else if (!strcmp(ev, "file") && s->st != S_STARTING) {
 		if (!file_reply(s, m))
@@ -847,6 +902,13 @@ static void driver_line(void *ctx, char *text, size_t len)
 				   "OK", false);
 			s->st = S_READY;
 		}
+	} else if (json_is_integer(n) && json_integer_value(n) >= 0 &&
+		   (json_integer_value(n) < s->n || (json_integer_value(n) == s->n && s->st != S_BUSY)) &&
+		   ((!strcmp(ev, "stream") && stream_ok(m)) ||
+		    (!strcmp(ev, "display") && json_object_size(m) == 3 &&
+		     mime_bundle(json_object_get(m, "data"))))) {
+		/* a finished cell's: late, dropped (the driver sends such
+		 * output with the next cell; this one was in flight) */
 	} else {
 		protocol_error(s, "the driver sent a message out of turn or of an unknown kind");
 	}
@@ -989,7 +1051,7 @@ static void sess_free(struct sess *s)
 static void sess_died(struct sess *s)
 {
 	int status = 0;
-	waitpid(s->pid, &status, 0); /* its pidfd said it ended: no wait */
+	waitpid(s->pid, &status, WNOHANG); /* its pidfd said it ended */
 	if (s->err_fd >= 0)
 		keep_err(s);
 	if (s->report_fd >= 0)
@@ -1017,16 +1079,29 @@ static void sess_died(struct sess *s)
 	}
 	if (s->queued && (failed || s->closing))
 		reply_error(json_object_get(s->queued, "id"), "session %s is gone", s->name);
-	if (s->closing && s->close_reason)
-		emit(NULL, json_pack("{s:s, s:s, s:s, s:s}", "event", "closed", "session", s->name,
-				     "reason", s->close_reason, "verdict", verdict));
-	else if (s->closing)
+	if (s->closing && s->close_id)
 		emit(s->close_id, json_pack("{s:b, s:s}", "ok", 1, "verdict", verdict));
+	else if (s->closing) /* no request asked: an event, with why */
+		emit(NULL, json_pack("{s:s, s:s, s:s, s:s}", "event", "closed", "session", s->name,
+				     "reason", s->close_reason ? s->close_reason : "closed",
+				     "verdict", verdict));
 	if (failed || s->closing) {
 		sess_free(s);
 		return;
 	}
-	/* Restarted: a fresh interpreter, the state gone. */
+	/* Restarted: a fresh interpreter, the state gone; unless it keeps
+	 * dying before it is ready (a file in its directory it imports). */
+	s->failed_starts = s->was_ready ? 0 : s->failed_starts + 1;
+	if (s->failed_starts >= MAX_FAILED_STARTS) {
+		if (s->queued)
+			reply_error(json_object_get(s->queued, "id"),
+				    "session %s cannot start its interpreter: closed", s->name);
+		emit(NULL, json_pack("{s:s, s:s, s:s, s:s, s:s}", "event", "closed", "session",
+				     s->name, "reason", "restart-failed", "verdict", verdict, "message",
+				     msg));
+		sess_free(s);
+		return;
+	}
 	if (sess_spawn(s) < 0) {
 		if (s->queued)
 			reply_error(json_object_get(s->queued, "id"),
@@ -1167,6 +1242,7 @@ static char **run_argv(const json_t *req, const char **why)
 	/* both drivers are Python: the bash one keeps one bash alive */
 	arg(&v, "--");
 	arg(&v, "python3");
+	arg(&v, "-P"); /* not the cwd first on sys.path at start: a json.py there */
 	arg(&v, "-c");
 	arg(&v, bash ? driver_bash : driver_python);
 	if (!v.oom)
@@ -1193,6 +1269,15 @@ static void op_create(json_t *id, json_t *req)
 	char **argv = run_argv(req, &why);
 	if (!argv) {
 		reply_error(id, "%s", why);
+		return;
+	}
+	json_t *mine = argv_json(argv);
+	bool same = !snap || json_equal(mine, json_object_get(snap, "argv"));
+	json_decref(mine);
+	if (!same) {
+		args_free(argv);
+		reply_error(id, "snapshot %s is restored only into a session with the same options",
+			    from);
 		return;
 	}
 	struct sess *s = calloc(1, sizeof *s);
@@ -1349,6 +1434,10 @@ static void op_list(json_t *id)
 
 static void client_line(void *ctx, char *text, size_t len)
 {
+	if (!ctx && ss.skipping) { /* the end of a request past the limit */
+		ss.skipping = false;
+		return;
+	}
 	json_error_t jerr;
 	json_t *req = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	json_t *who = NULL;
@@ -1480,6 +1569,7 @@ static int listen_open(void)
 			e == EADDRINUSE ? " (remove it, if no moat session serves it)" : "");
 		return 125;
 	}
+	chmod(ss.listen_path, 0600); /* 0700 from the umask: no x either */
 	for (int c = 0; c < MAX_CLIENTS; c++)
 		ss.cl[c].fd = -1;
 	struct sigaction sa = { .sa_handler = on_stop }; /* no SA_RESTART: poll sees it */
@@ -1507,6 +1597,11 @@ static int deadlines(void)
 		}
 		if (s->st == S_BUSY && s->grace_at && now >= s->grace_at && !s->killed)
 			sess_kill(s);
+		for (int f = 0; f < MAX_FILEOPS; f++)
+			if (s->files[f].rid && now >= s->files[f].due && !s->killed)
+				protocol_error(s, "the driver did not answer a file request in 60 s");
+		if (s->st == S_STARTING && now >= s->started + START_WAIT_MS && !s->killed)
+			sess_kill(s); /* its death says the rest (sess_died) */
 		uint64_t idle_at = s->st == S_READY && !s->queued && ss.idle_s > 0
 					   ? s->last_active + (uint64_t)(ss.idle_s * 1000)
 					   : 0;
@@ -1575,12 +1670,14 @@ static void poll_build(struct pollset *ps)
 }
 
 /* Every session closes; the loop ends once they are gone. */
-static void close_all(void)
+static void close_all(const char *why)
 {
 	ss.stdin_open = false;
 	for (int i = 0; i < MAX_SESSIONS; i++)
-		if (ss.s[i] && !ss.s[i]->closing)
+		if (ss.s[i] && !ss.s[i]->closing) {
+			ss.s[i]->close_reason = why;
 			sess_close(ss.s[i], NULL);
+		}
 }
 
 /* A client's socket is ready. */
@@ -1593,6 +1690,9 @@ static void client_ready(int c, const struct pollfd *p)
 	if (ss.cl[c].fd < 0 || !(p->revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
 	int r = read_lines(ss.cl[c].fd, &ss.cl[c].in, ss.max_msg, client_line, (void *)(intptr_t)(c + 1));
+	for (; ss.cl[c].in.dropped; ss.cl[c].in.dropped--)
+		client_write(c, json_pack("{s:b, s:s}", "ok", 0, "error",
+					  "a request longer than --max-message: skipped"));
 	if (r == -1 || r == -2)
 		client_drop(c);
 }
@@ -1613,16 +1713,22 @@ static bool sess_idle(const struct sess *s)
 static void close_idle(void)
 {
 	for (int i = 0; i < MAX_SESSIONS; i++)
-		if (ss.s[i] && sess_idle(ss.s[i]))
+		if (ss.s[i] && sess_idle(ss.s[i])) {
+			ss.s[i]->close_reason = "stdin-ended";
 			sess_close(ss.s[i], NULL);
+		}
 }
 
 static void stdin_ready(void)
 {
 	int r = read_lines(0, &ss.in, ss.max_msg, ss.in_line, NULL);
+	for (; ss.in.dropped; ss.in.dropped--)
+		reply_error(NULL, "a request longer than %s bytes: skipped", "--max-message");
 	if (r == -2) {
-		reply_error(NULL, "a request longer than %s bytes", "--max-message");
-		close_all();
+		/* answered, and skipped to its end: the next line is served */
+		reply_error(NULL, "a request longer than %s bytes: skipped", "--max-message");
+		linebuf_free(&ss.in);
+		ss.skipping = true;
 	} else if (r == -1) {
 		ss.stdin_open = false;
 		ss.draining = true;
@@ -1636,7 +1742,7 @@ static void sess_ready(struct sess *s, int fd)
 		return; /* gone or restarted in this round */
 	if (fd == s->out_fd) {
 		int r = read_lines(s->out_fd, &s->out, ss.max_msg, driver_line, s);
-		if (r == -2) {
+		if (r == -2 || s->out.dropped) {
 			linebuf_free(&s->out);
 			protocol_error(s, "the driver sent a message longer than the limit "
 					  "(--max-message)");
@@ -1667,7 +1773,7 @@ static int serve(void)
 		if (!ss.stdin_open && !sess_count())
 			return 0;
 		if (stop_signal && ss.stdin_open)
-			close_all(); /* --listen's end */
+			close_all("shutdown"); /* --listen's end */
 		if (ss.draining)
 			close_idle();
 		int timeout = deadlines(); /* first: it may queue an interrupt */
@@ -1687,7 +1793,7 @@ static int serve(void)
 			else if (ps.client[k] == -3) {
 				/* the client died: its cells are ended, not finished */
 				ss.out_gone = true;
-				close_all();
+				close_all("client-gone");
 			}
 			else if (ps.client[k] >= 0)
 				client_ready(ps.client[k], &ps.p[k]);

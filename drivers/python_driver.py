@@ -325,7 +325,10 @@ def _driver():
                     import tarfile
                     os.makedirs(path, exist_ok=True)
                     with tarfile.open(fileobj=io.BytesIO(data)) as t:
-                        if hasattr(tarfile, "data_filter"):
+                        if msg.get("links") is False:  # a snapshot: files and dirs only
+                            t.extractall(path, members=[m for m in t if safe_member(m) and
+                                                        (m.isfile() or m.isdir())])
+                        elif hasattr(tarfile, "data_filter"):
                             t.extractall(path, filter="data")
                         else:  # Python before 3.11.4: the same rule by hand
                             t.extractall(path, members=[m for m in t if safe_member(m)])
@@ -404,19 +407,21 @@ def _driver():
         for fd, ev in drained.items():
             ev.clear()
             os.dup2(writer[fd], fd)  # whatever the last cell made of it
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        with state_lock:
-            state.update(n=n, marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0",
-                         running=True, ended={1: False, 2: False})
-            late, state["late"] = state["late"], []
-        for name, text in late:
-            send({"ev": "stream", "n": n, "name": name, "text": text})
-        before = scan()
+        before = scan()  # before an interrupt can come: it is the cell's
+        status, result, error = "interrupted", None, None
         try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            with state_lock:
+                state.update(n=n, running=True, ended={1: False, 2: False},
+                             marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0")
+                late, state["late"] = state["late"], []
+            for name, text in late:
+                send({"ev": "stream", "n": n, "name": name, "text": text})
             status, result, error = run_cell(n, code)
-        except KeyboardInterrupt as e:  # raised just after the cell's end
+        except KeyboardInterrupt as e:  # just before or after the cell itself
             status, result, error = "interrupted", None, error_of(e, skip=0)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late one is dropped
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a late one is dropped
         with state_lock:
             state["running"] = False
         try:
