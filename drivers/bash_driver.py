@@ -19,8 +19,8 @@
 #   /dev/null and whose fds 1 and 2 are copies of bash's own (8 and 9, kept
 #   from the start, closed inside the group): bash restores 1 and 2 after
 #   the group, so an `exec >file` lasts for its cell only, and nothing in
-#   the cell can read our lines.  The first line begins with a start
-#   marker on fd 1.
+#   the cell can read our lines.  The first line prints a start marker
+#   on fd 1 between the read and the eval.
 # - The second line prints an end-of-cell marker with the cell's exit
 #   status on fd 1 and on fd 2: a random token, new for each driver,
 #   followed by `:N:STATUS\n` (`:N:S\n` for the start).  The threads that
@@ -331,17 +331,20 @@ def _driver():
                     "\\builtin unset HISTFILE MAILCHECK PROMPT_COMMAND; "
                     "PS1= PS2= PS0=; exec 8>&1 9>&2\n")
         else:
-            # the start marker, then the cell: read from our file (or, if
-            # no file could be written, quoted here) and eval'd.
-            line = ("{{ \\builtin printf '%s%s:%d:S\\n' moat-end- {t} {n}; }} 2>/dev/null; "
-                    .format(t=token, n=n))
+            # The cell, read from our file (or, if no file could be
+            # written, quoted here), then the start marker, then the eval.
+            # The marker comes after the read: a SIGINT waits for it, and
+            # one that cut the read (a builtin with a redirection of its
+            # own) would leave bash reading its commands from our file.
+            start = ("{{ \\builtin printf '%s%s:%d:S\\n' moat-end- {t} {n}; }} 2>/dev/null; "
+                     .format(t=token, n=n))
             if write_cell(code):
-                line += ("{ { IFS= \\builtin read -r -d '' __moat_cell <%s; } 2>/dev/null; "
-                         "\\builtin eval \"$__moat_cell\"; } </dev/null 1>&8 2>&9 8>&- 9>&-\n"
-                         % shlex.quote(where["file"]))
+                line = ("{ { IFS= \\builtin read -r -d '' __moat_cell <%s; } 2>/dev/null; %s"
+                        "\\builtin eval \"$__moat_cell\"; } </dev/null 1>&8 2>&9 8>&- 9>&-\n"
+                        % (shlex.quote(where["file"]), start))
             else:
-                line += ("{ \\builtin eval %s; } </dev/null 1>&8 2>&9 8>&- 9>&-\n"
-                         % shlex.quote(code))
+                line = ("{ %s\\builtin eval %s; } </dev/null 1>&8 2>&9 8>&- 9>&-\n"
+                        % (start, shlex.quote(code)))
         to_bash(line + marker_line(n))
         if interrupted_early:
             interrupt(n)
@@ -368,7 +371,9 @@ def _driver():
         def again():
             # Until the cell ends: SIGINT again (one that lands between a
             # fork and the child's exec is taken by the child's copy of
-            # bash's handler, and bash then carries on with the cell), and
+            # bash's handler: the program then runs on, and bash, back at
+            # its prompt, waits for it before the rest of our marker line
+            # after its first printf), and
             # the marker line again (one that a SIGINT cut while bash was
             # reading it is lost; a second marker is dropped).
             while True:
@@ -376,7 +381,7 @@ def _driver():
                 with state_lock:
                     if state["n"] != n or not (is_open["stdout"] or is_open["stderr"]):
                         return
-                    if state["started"] and is_open["stdout"]:
+                    if state["started"]:
                         sigint()
                 to_bash(marker_line(n))
 

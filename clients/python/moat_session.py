@@ -304,9 +304,10 @@ class Session:
         self.closed = False
         binds = create_options.get("binds")
         if binds is not None:
-            create_options["binds"] = [b if isinstance(b, dict) else
-                                       {"src": b[0], "dst": b[1], "rw": bool(b[2]) if len(b) > 2 else False}
-                                       for b in binds]
+            create_options["binds"] = [
+                b if isinstance(b, dict) else
+                {"src": b[0], "dst": b[1], "rw": bool(b[2]) if len(b) > 2 else False}
+                for b in binds]
         try:
             reply = self.server.call("create", dict(create_options, language=language),
                                      wait=create_timeout)

@@ -7,9 +7,9 @@
 #   tests/sessions/run.sh [TEST ...]
 #
 # TEST names a test of test_sessions.py (state, streams, exception,
-# timeout, killed, memory, plot, interrupt, busy, files, late_output,
-# protocol, bash, many, cleanup_close, cleanup_kill, agent_loop): only
-# those run.  MOAT=path (default ./moat), TIMEOUT=secs a file (default 300).
+# timeout, killed, memory, plot, interrupt, interrupt_early, busy, files,
+# late_output, protocol, bash, many, cleanup_close, cleanup_kill,
+# agent_loop): only those run.  MOAT=path (default ./moat), TIMEOUT=secs a file (default 300).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 MOAT=${MOAT:-./moat}

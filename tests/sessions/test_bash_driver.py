@@ -137,6 +137,17 @@ def main():
     out, err, done, dt = d.cell(4, "while :; do :; done", interrupt_after=0.3)
     check("bash driver: interrupt ends a loop of builtins",
           done and done["status"] == "interrupted" and dt < 2, (done, dt))
+    got = []
+    for n in range(101, 105):  # exec and interrupt back to back
+        d.send({"op": "exec", "n": n, "code": "sleep 5; echo no"})
+        d.send({"op": "interrupt", "n": n})
+        t = time.monotonic()
+        m = d.get(10)
+        while m is not None and m.get("ev") != "done":
+            m = d.get(10)
+        got.append(((m or {}).get("status"), round(time.monotonic() - t, 2)))
+    check("bash driver: an interrupt right behind its exec interrupts the cell",
+          all(st == "interrupted" and dt < 2 for st, dt in got), got)
     out, err, done, _ = d.cell(5, "printf 'a,b\\n' > made.csv; yes | head -c 10 >/dev/null; "
                                   "sleep 0.1 & wait")
     want = hashlib.sha256(b"a,b\n").hexdigest()

@@ -228,6 +228,33 @@ def test_interrupt():
         check("interrupt: with no cell running, ok at once", r.get("ok") is True, r)
 
 
+@test(90)
+def test_interrupt_early():
+    # An interrupt (or a timeout) that comes before the driver has begun
+    # the cell still interrupts it: the cell says interrupted (timeout),
+    # and the state is kept.
+    with session() as s:
+        s.run("kept = 'yes'")
+        got = []
+        for _ in range(4):
+            rid, q = s.server.start("exec", {"session": s.id,
+                                             "code": "import time\ntime.sleep(3)"})
+            s.interrupt()
+            r, dt = timed(s.server.wait, rid, q, timeout=30)
+            got.append((r.get("status"), r.get("restarted"), round(dt, 2)))
+        check("interrupt: sent right after the exec, the cell is interrupted, state kept",
+              all(st == "interrupted" and not rs and dt < 2 for st, rs, dt in got), got)
+        got = []
+        for _ in range(4):
+            e, dt = timed(s.run, "import time\ntime.sleep(3)", timeout=0.001)
+            got.append((e.status, e.restarted, round(dt, 2)))
+        check("timeout: a timeout shorter than the cell's start, status timeout, state kept",
+              all(st == "timeout" and not rs and dt < 2 for st, rs, dt in got), got)
+        e = s.run("kept")
+        check("interrupt: the state is there after early interrupts",
+              e.text == "'yes'", brief(e))
+
+
 @test(60)
 def test_busy():
     with session() as s:
