@@ -90,6 +90,7 @@ struct sess {
 	json_t *create_id; /* a create waiting for ready; NULL: none */
 	bool creating;
 	json_t *queued; /* an exec waiting for the interpreter (a restart) */
+	bool queued_interrupted;
 	/* the running cell */
 	json_t *exec_id;
 	int n, count;
@@ -314,6 +315,7 @@ static void sess_close(struct sess *s, json_t *id);
 static void cell_start(struct sess *s, json_t *req);
 static void restore_done(struct sess *s, json_t *r);
 static void audit_drain(struct sess *s);
+static void sess_interrupt(struct sess *s);
 
 static struct sess *sess_find(const char *name)
 {
@@ -528,12 +530,19 @@ static void cell_start(struct sess *s, json_t *req)
 	s->st = S_BUSY;
 	to_driver(s, json_pack("{s:s, s:i, s:O}", "op", "exec", "n", s->n, "code",
 			       json_object_get(req, "code")));
+	if (s->queued_interrupted) { /* the driver stops it before it begins */
+		s->queued_interrupted = false;
+		sess_interrupt(s);
+	}
 }
 
 static void sess_interrupt(struct sess *s)
 {
-	if (s->st != S_BUSY)
+	if (s->st != S_BUSY) {
+		if (s->queued) /* not started yet: interrupted as it starts */
+			s->queued_interrupted = true;
 		return;
+	}
 	if (!s->interrupted) {
 		s->interrupted = true;
 		s->grace_at = now_ms() + (uint64_t)(ss.grace_s * 1000);

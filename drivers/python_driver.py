@@ -391,10 +391,12 @@ def _driver():
                 cells.put(msg)
             elif msg.get("op") == "file" and isinstance(msg.get("rid"), int):
                 threading.Thread(target=file_op, args=(msg,), daemon=True).start()
-            elif msg.get("op") == "interrupt":
+            elif msg.get("op") == "interrupt" and isinstance(msg.get("n"), int):
                 with state_lock:
-                    if state["running"] and state["n"] == msg.get("n"):
+                    if state["running"] and state["n"] == msg["n"]:
                         signal.pthread_kill(main_ident, signal.SIGINT)
+                    elif msg["n"] > state["n"] or not state["running"]:
+                        state["early"] = msg["n"]  # its cell has not started yet
         os._exit(0)  # the session closed us
 
     threading.Thread(target=control, daemon=True).start()
@@ -415,8 +417,11 @@ def _driver():
                 state.update(n=n, running=True, ended={1: False, 2: False},
                              marker=b"\0moat-end-" + os.urandom(16).hex().encode() + b"\0")
                 late, state["late"] = state["late"], []
+                early = state.pop("early", None) == n
             for name, text in late:
                 send({"ev": "stream", "n": n, "name": name, "text": text})
+            if early:  # interrupted before it began
+                raise KeyboardInterrupt
             status, result, error = run_cell(n, code)
         except KeyboardInterrupt as e:  # just before or after the cell itself
             status, result, error = "interrupted", None, error_of(e, skip=0)
