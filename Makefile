@@ -46,14 +46,15 @@ $(MOAT_OUT): $(BUILD)/cli/main.o $(BUILD)/cli/session.o $(BUILD)/cli/mcp.o $(BUI
 		$(BUILD)/gen/drivers.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(MOAT_LDLIBS)
 
-# The session drivers (drivers/*.py) go into the binary as C strings: a
-# session passes its driver as `python3 -c`, with no file in the view.
-DRIVERS := $(wildcard drivers/*.py)
-$(BUILD)/gen/drivers.c: $(DRIVERS)
+# The session drivers go into the binary as C strings, each after
+# drivers/files.py (the code they share): a session passes its driver as
+# `python3 -c`, with no file in the view.
+DRIVERS := drivers/python_driver.py drivers/bash_driver.py
+$(BUILD)/gen/drivers.c: drivers/files.py $(DRIVERS)
 	@mkdir -p $(dir $@)
 	{ for f in $(DRIVERS); do \
 		echo "const char driver_$$(basename $$f _driver.py)[] = {"; \
-		od -An -v -tx1 $$f | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+		cat drivers/files.py $$f | od -An -v -tx1 | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 		echo "0 };"; \
 	done; } > $@.tmp && mv $@.tmp $@
 $(BUILD)/gen/drivers.o: $(BUILD)/gen/drivers.c

@@ -20,7 +20,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MOAT = os.path.abspath(os.environ.get("MOAT", os.path.join(ROOT, "moat")))
-DRIVER = os.path.join(ROOT, "drivers", "bash_driver.py")
+# The driver as the binary has it: drivers/files.py, then the driver.
+DRIVER = [os.path.join(ROOT, "drivers", f) for f in ("files.py", "bash_driver.py")]
 WATCHDOG = 90
 
 passed, failed = [], []
@@ -48,7 +49,7 @@ FILE_SHAPES = {
 
 class Driver:
     def __init__(self):
-        src = open(DRIVER).read()
+        src = "".join(open(f).read() for f in DRIVER)
         self.p = subprocess.Popen([MOAT, "run", "--", "python3", "-c", src],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, bufsize=0)
