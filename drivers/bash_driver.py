@@ -74,18 +74,7 @@ def _driver():
     os.dup2(null, 0)
     os.dup2(null, 1)  # nothing of ours may print on the protocol channel
     os.close(null)
-    send_lock = threading.Lock()
-
-    def send(obj):
-        data = (json.dumps(obj, ensure_ascii=True) + "\n").encode()
-        with send_lock:
-            view = memoryview(data)
-            while view:
-                try:
-                    k = os.write(proto_fd, view)
-                except InterruptedError:
-                    continue
-                view = view[k:]
+    send = _sender(proto_fd)  # drivers/files.py
 
     token = secrets.token_hex(16)
     mark = ("moat-end-" + token).encode()
@@ -307,7 +296,7 @@ def _driver():
         # that holds the pipes open must not keep us waiting)
         for ev in ended.values():
             ev.wait(0.2)
-        with send_lock:
+        with send.lock:  # no message half written when we go
             finish(rc if rc >= 0 else 128 - rc)
 
     threading.Thread(target=waiter, daemon=True).start()
@@ -396,14 +385,7 @@ def _driver():
     cells_cv = threading.Condition()
 
     def control():
-        inp = os.fdopen(cmd_fd, "rb")
-        for line in inp:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
+        for msg in _requests(cmd_fd):  # drivers/files.py
             if msg.get("op") == "exec":
                 n = msg.get("n")
                 if isinstance(n, int) and not isinstance(n, bool):

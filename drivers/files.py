@@ -1,9 +1,44 @@
 # Shared by the session drivers (docs/sessions.md): prepended to each
 # of them when the Makefile builds them into the binary (a driver runs as
-# `python3 -c SOURCE`, one text).  What a cell changed below the starting
-# directory, and the session's put/get/list file requests.
+# `python3 -c SOURCE`, one text).  The session process's requests as they
+# come; what a cell changed below the starting directory, and the
+# session's put/get/list file requests.
 import io
+import json
 import os
+
+
+def _sender(fd):
+    """send(obj): one message, one JSON line on fd, whole, ASCII (several
+    threads send).  send.lock is held while a line is written."""
+    import threading
+    lock = threading.Lock()
+
+    def send(obj):
+        data = (json.dumps(obj, ensure_ascii=True) + "\n").encode()
+        with lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    k = os.write(fd, view)
+                except InterruptedError:
+                    continue
+                view = view[k:]
+    send.lock = lock
+    return send
+
+
+def _requests(fd):
+    """Each request of the session process on fd (one JSON object a
+    line); anything else is skipped.  Ends when the session closes us."""
+    with os.fdopen(fd, "rb") as inp:
+        for line in inp:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(msg, dict):
+                yield msg
 
 
 def _file_ops(home, send, skip=lambda d: False):

@@ -25,15 +25,7 @@ def _driver():
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    send_lock = threading.Lock()
-
-    def send(obj):
-        data = (json.dumps(obj, ensure_ascii=True) + "\n").encode()
-        with send_lock:
-            view = memoryview(data)
-            while view:
-                n = os.write(proto_fd, view)
-                view = view[n:]
+    send = _sender(proto_fd)  # drivers/files.py
 
     # Output that comes between cells (a thread's, a background
     # process's) is held and sent as the next cell's: a stream is between
@@ -246,14 +238,7 @@ def _driver():
     main_ident = threading.get_ident()
 
     def control():
-        inp = os.fdopen(cmd_fd, "rb")
-        for line in inp:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
+        for msg in _requests(cmd_fd):  # drivers/files.py
             if msg.get("op") == "exec":
                 cells.put(msg)
             elif msg.get("op") == "file" and isinstance(msg.get("rid"), int):
