@@ -16,17 +16,20 @@ if out=$($PY "$ROOT/tests/compat/audit_schema.py" "$ROOT/docs/audit.md" "$log" \
     fs.outside-view net.family signal.outside-sandbox fs.device-node \
     net.deny-by-default net.dns net.private-loopback 2>&1); then
     # Rule 10: denials carry the caller's stack, innermost frame the
-    # libc wrapper of the call itself.
+    # libc wrapper of the call itself.  A DNS question's record is read
+    # while the resolver waits for the answer: in its poll, or still in
+    # the sendmmsg that sent it (on a busy machine).
     out=$($PY -c '
 import json, sys
 bad = []
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    want = {"connect": "connect", "openat": "open", "execve": "execve", "dns": "poll"}
+    want = {"connect": ["connect"], "openat": ["open"], "execve": ["execve"],
+            "dns": ["poll", "sendmmsg", "sendto"]}
     w = want.get(r["syscall"])
     if r["decision"] in ("deny", "kill") or r["syscall"] == "dns":
         st = r.get("stack") or [""]
-        if w and w not in st[0]:
+        if w and not any(x in st[0] for x in w):
             bad.append("%s %s: stack %s" % (r["syscall"], r.get("rule"), st[:2]))
 print("; ".join(bad))' "$log")
     report "$out"
