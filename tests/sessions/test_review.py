@@ -7,7 +7,10 @@ class 8), each through the JSON-lines protocol itself (standard library).
 - a verdict survives a long run report (300 files written, then ML);
 - display outputs past --max-message are left out of the reply, counted;
 - a session's moat run ends when the session process is SIGKILLed while a
-  cell holds the GIL (the lifeline), leaving no process.
+  cell holds the GIL (the lifeline), leaving no process;
+- snapshot and restore (and not under other options);
+- a client that goes away interrupts its cells: on stdio, and on the
+  --listen socket, where the session and its state live on.
 Prints PASS/FAIL lines; exits 1 if any failed."""
 import json
 import os
@@ -125,11 +128,106 @@ def test_lifeline():
             pass
 
 
+def test_snapshot():
+    s = Proc()
+    a = s.call(op="create")["session"]
+    s.call(op="exec", session=a, code="import os\nos.makedirs('d', exist_ok=True)\n"
+                                      "open('d/kept.txt', 'w').write('kept')")
+    snap = s.call(op="snapshot", session=a)
+    b = s.call(op="create", restore=snap.get("snapshot"))
+    r = s.call(op="exec", session=b.get("session"), code="open('d/kept.txt').read()") \
+        if b.get("ok") else b
+    check("snapshot, then restore into a new session: the files are there",
+          snap.get("ok") and r.get("result", {}).get("text/plain") == "'kept'", (snap, b, r))
+    c = s.call(op="create", restore=snap.get("snapshot"), memory_limit="1G")
+    check("a snapshot is not restored under other options",
+          c.get("ok") is False and "same options" in c.get("error", ""), c)
+    s.end()
+
+
+def test_disconnect_stdio():
+    # The client dies: its end of our stdout goes, and its cell is ended.
+    r, w = os.pipe()
+    p = subprocess.Popen([MOAT, "session"], stdin=subprocess.PIPE, stdout=w, text=True)
+    os.close(w)
+    out = os.fdopen(r)
+    p.stdin.write(json.dumps({"id": 1, "op": "create"}) + "\n")
+    p.stdin.flush()
+    name = json.loads(out.readline()).get("session")
+    p.stdin.write(json.dumps({"id": 2, "op": "exec", "session": name,
+                              "code": "import time; time.sleep(60)"}) + "\n")
+    p.stdin.flush()
+    time.sleep(1)
+    kids = descendants(p.pid)
+    out.close()  # the reader goes; stdin stays open
+    t0 = time.time()
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+    left = [k for k in kids if alive(k)]
+    check("a client that goes away ends its running cell and the session process",
+          p.returncode == 0 and not left and time.time() - t0 < 15,
+          f"exit {p.returncode}, left {left}")
+
+
+def test_disconnect_socket():
+    import socket
+    import tempfile
+    d = tempfile.mkdtemp(prefix="moat-review-")
+    path = os.path.join(d, "s.sock")
+    p = subprocess.Popen([MOAT, "session", "--listen", path, "--idle-timeout", "0"])
+    try:
+        for _ in range(50):
+            if os.path.exists(path):
+                break
+            time.sleep(0.1)
+
+        def conn():
+            c = socket.socket(socket.AF_UNIX)
+            c.connect(path)
+            return c, c.makefile("rw")
+
+        def call(f, **req):
+            f.write(json.dumps(req) + "\n")
+            f.flush()
+            while True:
+                x = json.loads(f.readline())
+                if x.get("id") == req.get("id") and "event" not in x:
+                    return x
+        c1, f1 = conn()
+        name = call(f1, id=1, op="create")["session"]
+        call(f1, id=2, op="exec", session=name, code="kept = 7")
+        f1.write(json.dumps({"id": 3, "op": "exec", "session": name,
+                             "code": "import time; time.sleep(60)"}) + "\n")
+        f1.flush()
+        time.sleep(1)
+        c1.close()
+        f1.close()
+        c2, f2 = conn()
+        t0 = time.time()
+        r = {}
+        for i in range(100):  # busy until the interrupted cell has ended
+            r = call(f2, id=9 + i, op="exec", session=name, code="kept")
+            if "busy" not in (r.get("error") or ""):
+                break
+            time.sleep(0.05)
+        check("a socket client's disconnect interrupts its cell; the session lives on",
+              r.get("result", {}).get("text/plain") == "7" and time.time() - t0 < 5, r)
+        c2.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        check("--listen's end removes the socket", not os.path.exists(path), path)
+        os.rmdir(d)
+
+
 def main():
     timer = threading.Timer(180, lambda: (print("FAIL review: timed out"), os._exit(1)))
     timer.daemon = True
     timer.start()
-    for t in (test_long_report, test_display_bound, test_lifeline):
+    for t in (test_long_report, test_display_bound, test_lifeline, test_snapshot,
+              test_disconnect_stdio, test_disconnect_socket):
         t0 = time.time()
         try:
             t()
