@@ -7,8 +7,8 @@
  *   open       openat(AT_FDCWD, "/usr/lib/os-release", O_RDONLY) + close
  *   fstat      newfstatat(fd, "", AT_EMPTY_PATH): glibc < 2.39's fstat
  *   fstat5     fstat(fd), nr 5: glibc >= 2.39's, musl's and Go's fstat
- *   deny       shmget(key, 4096, 0600), no IPC_CREAT: ENOENT natively,
- *              denied by moat (table.deny, ENOSYS)
+ *   deny       keyctl(KEYCTL_GET_KEYRING_ID, an id no keyring has, 0): EINVAL
+ *              natively, denied by moat (table.deny, ENOSYS)
  *   opendir    openat(AT_FDCWD, "/usr/lib", O_DIRECTORY) + close
  *   statat     newfstatat(dirfd /usr/lib, "os-release", AT_SYMLINK_NOFOLLOW):
  *              find's lstat
@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
-#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -47,7 +46,7 @@
 #define DIR "/usr/lib"
 #define FILE_IN_DIR "os-release" /* os-release(5): every systemd-era system */
 #define SUBDIR "apt"             /* Debian's; the bench assumes Debian */
-#define SHM_KEY 0x6d6f6174
+#define NO_KEYRING 0x6d6f6174 /* not a special keyring id: EINVAL */
 
 static int file_fd = -1; /* DIR/FILE_IN_DIR, for the fstats */
 static int dir_fd = -1;  /* DIR, for the dirfd-relative calls */
@@ -89,7 +88,7 @@ static int one_fstat5(void)
 
 static int one_deny(void)
 {
-	return shmget(SHM_KEY, 4096, 0600) >= 0;
+	return syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, NO_KEYRING, 0) >= 0;
 }
 
 static int one_opendir(void)

@@ -53,7 +53,7 @@ PERCALL = [
     ("open", "open + close of a file"),
     ("fstat", "glibc fstat: `newfstatat(fd, \"\", AT_EMPTY_PATH)`"),
     ("fstat5", "`fstat(fd)` (nr 5)"),
-    ("deny", "a denied call: `shmget` without IPC_CREAT"),
+    ("deny", "a denied call: `keyctl`"),
     ("opendir", "open + close of a directory"),
     ("statat", "find's lstat: `newfstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`"),
     ("opendirat", "find's open: `openat(dirfd, name, O_DIRECTORY\\|O_NOFOLLOW)` + close"),

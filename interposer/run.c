@@ -168,6 +168,11 @@ CHILD_FN static void child_enter(const struct child_plan *p)
 	/* The private network world (net-stub/netns.c), while we may. */
 	if (p->netns >= 0 && (r = child_sys(SYS_setns, p->netns, CLONE_NEWNET)) < 0)
 		child_fail(p, "setns (network)", r);
+	/* With it (moat root, the filter's first variant) an IPC namespace
+	 * of its own: SysV IPC and POSIX message queues run in the kernel
+	 * there, and reach no key, id or queue name of the host's. */
+	if (p->netns >= 0 && (r = child_sys(SYS_unshare, CLONE_NEWIPC)) < 0)
+		child_fail(p, "unshare (IPC)", r);
 	/* A new session: no controlling terminal, so TIOCSTI and job control
 	 * signals from the host's terminal cannot reach in (rule 5). */
 	if ((r = child_sys(SYS_setsid)) < 0)

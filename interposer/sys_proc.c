@@ -396,3 +396,12 @@ struct verdict sys_clock(struct call *c)
 		return v_continue();
 	return v_deny(EINVAL, "process.outside-sandbox");
 }
+
+/* SysV IPC and mq_open/mq_unlink where the sandbox shares the host's IPC
+ * namespace (moat not root, the filter's other variant): a key, an id or
+ * a queue name would reach the host's objects.  ENOSYS, as on a kernel
+ * built without them; programs fall back (POSIX shared memory, files). */
+struct verdict sys_ipc_shared(struct call *c)
+{
+	return v_deny(ENOSYS, "ipc.host-namespace");
+}

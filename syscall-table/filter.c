@@ -40,6 +40,11 @@ static void mem_free(void *p)
 #define _cleanup_close_ __attribute__((cleanup(fd_close)))
 #define _cleanup_free_ __attribute__((cleanup(mem_free)))
 
+/* The variant being built (see filter.h): moat not root, so the sandbox
+ * shares the host's network and IPC namespaces: inet sockets supervised,
+ * SysV IPC refused. */
+static bool inet_supervised;
+
 static int allow_if(scmp_filter_ctx ctx, int nr, unsigned cnt, const struct scmp_arg_cmp *cmp)
 {
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, cnt, cmp);
@@ -90,6 +95,11 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 			}
 		return rc;
 	}
+	case COND_OWN_IPC:
+		/* The sandbox's own IPC namespace holds every key, id and
+		 * queue name: nothing there is the host's.  Without one
+		 * (moat not root) the handler refuses. */
+		return inet_supervised ? 0 : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	case COND_NO_NS_FLAGS: {
 		const struct scmp_arg_cmp c[] = { SCMP_A0(SCMP_CMP_MASKED_EQ,
 							  SC_CLONE_SUPERVISED_FLAGS, 0) };
@@ -207,8 +217,6 @@ static int add_cond(scmp_filter_ctx ctx, int nr, unsigned cond)
 }
 
 /* The libseccomp context for the whole table.  0 or -errno. */
-/* The variant being built: with inet sockets supervised (see filter.h). */
-static bool inet_supervised;
 
 static int filter_ctx(scmp_filter_ctx *out)
 {

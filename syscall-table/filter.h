@@ -39,9 +39,10 @@
  * `prog` is left untouched. */
 int sc_filter_build(struct sock_fprog *prog);
 /* The same, or (inet_sockets_supervised) the variant for a sandbox that is
- * not inside a network namespace of its own (moat not root): there every
- * socket() but AF_UNIX goes to the supervisor, which makes TCP and UDP
- * sockets in the private world itself (net-stub). */
+ * not inside network and IPC namespaces of its own (moat not root): there
+ * every socket() but AF_UNIX goes to the supervisor, which makes TCP and
+ * UDP sockets in the private world itself (net-stub), and SysV IPC and
+ * mq_open go to their handler, which refuses them (COND_OWN_IPC). */
 int sc_filter_build_variant(struct sock_fprog *prog, bool inet_sockets_supervised);
 
 /* The same program, built by `make` (syscall-table/gen/filter_gen.c):

@@ -49,6 +49,8 @@ enum sc_cond {
 	COND_FADV_KEEPS,          /* fadvise64: arg3 is not POSIX_FADV_DONTNEED */
 	COND_NO_RWF_NOWAIT,       /* preadv2/pwritev2: arg5 without RWF_NOWAIT */
 	COND_PID_SELF,            /* a pid in arg0 (low 32 bits) that is 0: the caller's own */
+	COND_OWN_IPC,             /* SysV IPC, mq_open: always where the sandbox has an IPC
+				     namespace of its own (moat root), never elsewhere */
 };
 
 /* Argument kinds: how the decoders print an argument in the audit log. */

@@ -143,11 +143,12 @@
 # attempt, as does a .c without an .expect, whichever attempts were asked
 # for.  Fixtures that several attempts use are in tests/security/lib.sh.
 #
-# Every attempt runs in its own `unshare -pf --mount-proc`: a private pid
+# Every attempt runs in its own `unshare -pfi --mount-proc`: a private pid
 # namespace, so that a sandbox failure (kill(-1, SIGKILL) natively!) reaches
 # nothing but the processes started here.  Without one we refuse to run.
 # It is a private mount namespace too: fixtures may mount there (an overlay
-# on /etc for etc_secrets), and the host never sees it.
+# on /etc for etc_secrets), and the host never sees it; and a private IPC
+# namespace, where ipc_host plants its segments and queues: they go with it.
 #
 # Output: one line per attempt, "PASS esc_x", "FAIL esc_x: reason" or
 # "SKIP esc_x: reason" (plus "SKIP-NATIVE: ..." lines), then "K skipped: ..."
@@ -617,7 +618,7 @@ for name in "${ORPHANS[@]}"; do
 done
 for name in "${names[@]}"; do
 	[[ " ${ORPHANS[*]} " == *" $name "* ]] && continue
-	result=$(unshare -pf --mount-proc --kill-child bash "$SELF" --inner "$name" 2>&1)
+	result=$(unshare -pfi --mount-proc --kill-child bash "$SELF" --inner "$name" 2>&1)
 	[[ -n $result ]] || result="FAIL esc_$name: the attempt's namespace died without a word"
 	printf '%s\n' "$result"
 	case $(tail -n 1 <<<"$result") in

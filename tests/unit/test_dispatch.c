@@ -170,24 +170,22 @@ START_TEST(test_table_deny)
 {
 	setup(AUDIT_DENIALS);
 	known(getpid(), "/");
-	fake(__NR_shmget, getpid(), 0, 4096); /* DENY(ENOSYS) */
-	fake(__NR_ptrace, getpid(), 16, 1);   /* DENY(EPERM) */
-	fake(__NR_syslog, getpid(), 10, 0);   /* DENY(EPERM) */
+	fake(__NR_add_key, getpid(), 0, 0); /* DENY(ENOSYS) */
+	fake(__NR_ptrace, getpid(), 16, 1); /* DENY(EPERM) */
+	fake(__NR_syslog, getpid(), 10, 0); /* DENY(EPERM) */
 	struct jrec *r;
 	int n = jlog_read(logfd, &r);
 	ck_assert_int_eq(n, 3);
-	expect(&r[0], "shmget", __NR_shmget, -ENOSYS, "ENOSYS", "deny", "table.deny");
+	expect(&r[0], "add_key", __NR_add_key, -ENOSYS, "ENOSYS", "deny", "table.deny");
 	expect(&r[1], "ptrace", __NR_ptrace, -EPERM, "EPERM", "deny", "table.deny");
 	expect(&r[2], "syslog", __NR_syslog, -EPERM, "EPERM", "deny", "table.deny");
 	ck_assert_int_eq(jint(&r[0], "pid"), getpid());
 	ck_assert_str_eq(jstr(&r[0], "exe"), "/usr/bin/victim");
 	jlog_free(r, n);
-	ck_assert_uint_eq(sb.supervised[SC_IPC], 1);
-	ck_assert_uint_eq(sb.denied[SC_IPC], 1);
 	ck_assert_uint_eq(sb.supervised[SC_PROCESS], 1);
 	ck_assert_uint_eq(sb.denied[SC_PROCESS], 1);
-	ck_assert_uint_eq(sb.supervised[SC_SYSTEM], 1);
-	ck_assert_uint_eq(sb.denied[SC_SYSTEM], 1);
+	ck_assert_uint_eq(sb.supervised[SC_SYSTEM], 2);
+	ck_assert_uint_eq(sb.denied[SC_SYSTEM], 2);
 }
 END_TEST
 
@@ -387,9 +385,9 @@ static void call_unknown(struct outcome *o)
 	o->err = errno;
 }
 
-static void call_shmget(struct outcome *o)
+static void call_add_key(struct outcome *o)
 {
-	o->ret = syscall(SYS_shmget, 0 /* IPC_PRIVATE */, 4096, 0600);
+	o->ret = syscall(SYS_add_key, "user", "moat-test", "x", 1, -2 /* the process keyring */);
 	o->err = errno;
 }
 
@@ -425,15 +423,15 @@ END_TEST
 
 START_TEST(test_live_unknown_task)
 {
-	/* in the kernel shmget(IPC_PRIVATE) would make a segment */
+	/* in the kernel add_key would make a key */
 	setup(AUDIT_DENIALS);
-	struct child ch = child_start(__NR_shmget, call_shmget);
-	struct outcome o = child_serve(&ch, __NR_shmget);
+	struct child ch = child_start(__NR_add_key, call_add_key);
+	struct outcome o = child_serve(&ch, __NR_add_key);
 	ck_assert_int_eq(o.ret, -1);
 	ck_assert_int_eq(o.err, EPERM);
 	struct jrec *r;
 	ck_assert_int_eq(jlog_read(logfd, &r), 1);
-	expect(r, "shmget", __NR_shmget, -EPERM, "EPERM", "deny", "task.unknown");
+	expect(r, "add_key", __NR_add_key, -EPERM, "EPERM", "deny", "task.unknown");
 	ck_assert_ptr_null(jget(r, "stack")); /* no process known: not read */
 	jlog_free(r, 1);
 }
@@ -442,14 +440,14 @@ END_TEST
 START_TEST(test_live_table_deny)
 {
 	setup(AUDIT_DENIALS);
-	struct child ch = child_start(__NR_shmget, call_shmget);
+	struct child ch = child_start(__NR_add_key, call_add_key);
 	known(ch.pid, "/");
-	struct outcome o = child_serve(&ch, __NR_shmget);
+	struct outcome o = child_serve(&ch, __NR_add_key);
 	ck_assert_int_eq(o.ret, -1);
 	ck_assert_int_eq(o.err, ENOSYS);
 	struct jrec *r;
 	ck_assert_int_eq(jlog_read(logfd, &r), 1);
-	expect(r, "shmget", __NR_shmget, -ENOSYS, "ENOSYS", "deny", "table.deny");
+	expect(r, "add_key", __NR_add_key, -ENOSYS, "ENOSYS", "deny", "table.deny");
 	ck_assert_int_eq(jint(r, "pid"), ch.pid);
 	ck_assert_str_eq(jstr(r, "exe"), "/usr/bin/victim");
 	/* read while the caller waited: innermost, glibc's syscall() */
@@ -457,7 +455,7 @@ START_TEST(test_live_table_deny)
 	ck_assert_msg(st && st->type == 'a' && st->nitems >= 1, "a denial without a stack");
 	ck_assert_msg(strncmp(st->items[0].s, "syscall+", 8) == 0, "frame 0: %s", st->items[0].s);
 	jlog_free(r, 1);
-	counters(SC_IPC, 1, 1);
+	counters(SC_SYSTEM, 1, 1);
 }
 END_TEST
 

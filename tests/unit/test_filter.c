@@ -153,6 +153,8 @@ START_TEST(test_every_line_and_number)
 			want = RET_NOTIFY; /* unknown: supervisor says ENOSYS */
 		else if (e->disp == SC_KERNEL)
 			want = SECCOMP_RET_ALLOW;
+		else if (e->disp == SC_KERNEL_IF && e->cond == COND_OWN_IPC)
+			want = SECCOMP_RET_ALLOW; /* this variant has its own IPC namespace */
 		else if (e->disp == SC_TRACE)
 			want = RET_TRACE;
 		else
@@ -578,6 +580,15 @@ START_TEST(test_blob_is_current)
 	ck_assert_uint_eq(eval(&fresh, &d), RET_NOTIFY);
 	d.args[0] = AF_UNIX;
 	ck_assert_uint_eq(eval(&fresh, &d), SECCOMP_RET_ALLOW);
+	/* ... and SysV IPC too: it shares the host's IPC namespace; the
+	 * first variant lets it through (its own namespace) */
+	static const int ipc[] = { SYS_shmget, SYS_shmat,  SYS_semget,  SYS_semop,
+				   SYS_msgget, SYS_msgsnd, SYS_mq_open, SYS_mq_unlink };
+	for (size_t i = 0; i < sizeof ipc / sizeof ipc[0]; i++) {
+		struct seccomp_data q = { .nr = ipc[i], .arch = AUDIT_ARCH_X86_64 };
+		ck_assert_uint_eq(eval(&fresh, &q), RET_NOTIFY);
+		ck_assert_uint_eq(eval(&prog, &q), SECCOMP_RET_ALLOW);
+	}
 	free(fresh.filter);
 }
 END_TEST
