@@ -34,10 +34,13 @@ struct pentry {
 
 /* The top level: besides these, one directory per sandbox process. */
 static const struct pentry top_entries[] = {
-	{ "self", P_LINK },        { "thread-self", P_LINK }, { "mounts", P_LINK },
-	{ "cpuinfo", P_FILE },     { "meminfo", P_FILE },     { "stat", P_FILE },
-	{ "uptime", P_FILE },      { "loadavg", P_FILE },     { "version", P_FILE },
-	{ "filesystems", P_FILE }, { "sys", P_DIR },          { NULL, 0 },
+	{ "self", P_LINK },    { "thread-self", P_LINK },
+	{ "mounts", P_LINK },  { "cpuinfo", P_FILE },
+	{ "meminfo", P_FILE }, { "stat", P_FILE },
+	{ "uptime", P_FILE },  { "loadavg", P_FILE },
+	{ "version", P_FILE }, { "filesystems", P_FILE },
+	{ "sys", P_DIR },      { "config.gz", P_FILE },
+	{ NULL, 0 },
 };
 static const struct pentry pid_entries[] = {
 	{ "stat", P_FILE },   { "statm", P_FILE },   { "status", P_FILE },    { "cmdline", P_FILE },
@@ -58,11 +61,18 @@ static const struct pentry sys_random_entries[] = { { "uuid", P_FILE },
 						    { NULL, 0 } };
 static const struct pentry sys_vm_entries[] = { { "overcommit_memory", P_FILE }, { NULL, 0 } };
 
+/* An entry the host's kernel may not have: config.gz is there only with
+ * CONFIG_IKCONFIG_PROC. */
+static bool entry_present(const struct pentry *e)
+{
+	return strcmp(e->name, "config.gz") != 0 || access("/proc/config.gz", R_OK) == 0;
+}
+
 static const struct pentry *find_entry(const struct pentry *tab, const char *name)
 {
 	for (; tab->name; tab++)
 		if (strcmp(tab->name, name) == 0)
-			return tab;
+			return entry_present(tab) ? tab : NULL;
 	return NULL;
 }
 
@@ -459,7 +469,8 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 	}
 	(void)t;
 	for (; tab && tab->name; tab++)
-		add_placeholder(dir, tab->name, tab->type, NULL);
+		if (entry_present(tab))
+			add_placeholder(dir, tab->name, tab->type, NULL);
 	pv_entries[me % PV_KEEP] = pv_cur;
 	pv_total += pv_cur;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

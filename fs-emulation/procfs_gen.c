@@ -394,11 +394,16 @@ int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE 
 	if (uname(&u) < 0)
 		return -errno;
 	if (sub[0] == '\0') {
-		if (strcmp(name, "cpuinfo") == 0) {
-			/* The host's: it names the CPU model and count, no host
-			 * resource, and glibc counts processors from it. */
+		if (strcmp(name, "cpuinfo") == 0 || strcmp(name, "config.gz") == 0) {
+			/* The host's.  cpuinfo names the CPU model and count, no
+			 * host resource, and glibc counts processors from it;
+			 * config.gz is the running kernel's build configuration
+			 * (what uname's release names), which test suites and
+			 * build tools read to know what the kernel offers. */
 			size_t n;
-			char *s = slurp("/proc/cpuinfo", &n);
+			char *s = slurp(name[0] == 'c' && name[1] == 'p' ? "/proc/cpuinfo"
+									 : "/proc/config.gz",
+					&n);
 			if (!s)
 				return -errno;
 			fwrite(s, 1, n, out);

@@ -65,6 +65,16 @@ struct verdict sys_socket(struct call *c)
 				return v_error(-s);
 			return v_fd(s, type & SOCK_CLOEXEC ? O_CLOEXEC : 0);
 		}
+		/* What Linux answers before it looks at permissions: no such
+		 * protocol number, no such type, no raw socket of protocol 0.
+		 * Errors of the call, not denials. */
+		if (proto < 0 || proto >= IPPROTO_MAX || base >= SOCK_PACKET + 1)
+			return v_error(EINVAL);
+		if (base == SOCK_RAW && proto == 0)
+			return v_error(EPROTONOSUPPORT);
+		if (base != SOCK_STREAM && base != SOCK_DGRAM && base != SOCK_RAW &&
+		    base != SOCK_PACKET)
+			return v_error(ESOCKTNOSUPPORT);
 		/* What Linux tells a process without CAP_NET_RAW, and one
 		 * outside net.ipv4.ping_group_range. */
 		if (base == SOCK_RAW || base == SOCK_PACKET)
@@ -220,6 +230,25 @@ static int to_private(struct call *c, int fd, int *s)
 	return 0;
 }
 
+/* bind or connect of socket `s` to an address of another family: what
+ * Linux answers before anything looks at the address (0 when the families
+ * agree, or the socket's family is not AF_UNIX, AF_INET or AF_INET6). */
+static int family_mismatch(int s, int family, socklen_t len)
+{
+	int dom = 0;
+	socklen_t dl = sizeof dom;
+	if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0 || dom == family ||
+	    family == AF_UNSPEC)
+		return 0;
+	if (dom == AF_UNIX)
+		return EINVAL;
+	if (dom == AF_INET)
+		return len < (socklen_t)sizeof(struct sockaddr_in) ? EINVAL : EAFNOSUPPORT;
+	if (dom == AF_INET6)
+		return len < 24 /* SIN6_LEN_RFC2133 */ ? EINVAL : EAFNOSUPPORT;
+	return 0;
+}
+
 struct verdict sys_bind(struct call *c)
 {
 	struct sockaddr_storage ss;
@@ -232,6 +261,11 @@ struct verdict sys_bind(struct call *c)
 		return v_error(EBADF);
 	struct sock_unix_target t = { .hold = -1 };
 	const void *addr = &ss;
+	int mis = family_mismatch(s, ss.ss_family, len);
+	if (mis) {
+		call_putfd(s);
+		return v_error(mis);
+	}
 	if (sock_is_inet(ss.ss_family)) {
 		/* Only in the private world, where the only addresses are the
 		 * loopback's: the kernel there answers EADDRNOTAVAIL for any

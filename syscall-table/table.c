@@ -29,6 +29,10 @@
 
 /* The only macro level: each expands to designated initializers, so a line
  * names only the columns it uses and the rest stay zero. */
+#ifndef F_CREATED_QUERY /* Linux 6.12: was the fd's file made by its open? */
+#define F_CREATED_QUERY (1024 + 4)
+#endif
+
 #define KERNEL .disp = SC_KERNEL
 #define KERNEL_IF(c, h) .disp = SC_KERNEL_IF, .cond = (c), .handler = (h)
 #define SUPERVISE(h) .disp = SC_SUPERVISE, .handler = (h)
@@ -398,8 +402,9 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_fspick] = { "fspick", { A_DIRFD, A_PATH, A_HEX }, SC_SYSTEM, DENY(EPERM) },
 	[__NR_pidfd_open] = { "pidfd_open", { A_PID, A_HEX }, SC_PROCESS, SUPERVISE(sys_pidfd_open) },
 	/* clone3 keeps its flags in memory, out of the filter's reach;
-	 * ENOSYS makes glibc fall back to clone, whose flags are in a register. */
-	[__NR_clone3] = { "clone3", { A_PTR, A_SIZE }, SC_PROCESS, DENY(ENOSYS) },
+	 * ENOSYS makes glibc fall back to clone, whose flags are in a register
+	 * (sys_clone3: an expected probe, not a denial). */
+	[__NR_clone3] = { "clone3", { A_PTR, A_SIZE }, SC_PROCESS, SUPERVISE(sys_clone3) },
 	[__NR_close_range] = { "close_range", { A_FD, A_FD, A_HEX }, SC_FILE, KERNEL },
 	[__NR_openat2] = { "openat2", { A_DIRFD, A_PATH, A_OPENHOW, A_SIZE }, SC_FILE, SUPERVISE(sys_openat2) },
 	[__NR_pidfd_getfd] = { "pidfd_getfd", { A_FD, A_FD, A_HEX }, SC_PROCESS, DENY(EPERM) },
@@ -449,7 +454,7 @@ const unsigned sc_fcntl_allowed[] = {
 	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
 	F_GETOWN, F_SETSIG, F_GETSIG, F_GETOWN_EX, F_GETLEASE, F_DUPFD_CLOEXEC,
 	F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS, F_GET_RW_HINT,
-	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT,
+	F_SET_RW_HINT, F_GET_FILE_RW_HINT, F_SET_FILE_RW_HINT, F_CREATED_QUERY,
 };
 /* clang-format on */
 const unsigned sc_fcntl_nallowed = sizeof sc_fcntl_allowed / sizeof sc_fcntl_allowed[0];
@@ -495,7 +500,7 @@ const unsigned long sc_ioctl_allowed[] = {
 	TIOCGPGRP, TIOCSPGRP,  TIOCOUTQ,    TIOCGWINSZ,      TIOCSWINSZ, TIOCGSID,
 	TIOCMGET,  FIONREAD,   FIONBIO,     FIOCLEX,         FIONCLEX,   FIOASYNC,
 	TIOCGPTN,  TIOCSPTLCK, TIOCGPTPEER, TIOCNOTTY,       TCGETS2,    TCSETS2,
-	TCSETSW2,  TCSETSF2,   FIGETBSZ,    FS_IOC_GETFLAGS,
+	TCSETSW2,  TCSETSF2,   FIGETBSZ,    FS_IOC_GETFLAGS, FICLONE,    FICLONERANGE,
 };
 const unsigned sc_ioctl_nallowed = sizeof(sc_ioctl_allowed) / sizeof(sc_ioctl_allowed[0]);
 

@@ -175,7 +175,7 @@ START_TEST(test_kernel_surface_refused)
 	/* clang-format off */
 	static const struct { const char *name; int err; } deny[] = {
 		{ "ptrace", EPERM }, { "process_vm_readv", EPERM }, { "process_vm_writev", EPERM },
-		{ "pidfd_getfd", EPERM }, { "kcmp", EPERM }, { "clone3", ENOSYS },
+		{ "pidfd_getfd", EPERM }, { "kcmp", EPERM },
 		{ "unshare", EPERM }, { "setns", EPERM }, { "chroot", EPERM },
 		{ "pivot_root", EPERM }, { "mount", EPERM }, { "umount2", EPERM },
 		{ "open_tree", EPERM }, { "move_mount", EPERM }, { "fsopen", EPERM },
