@@ -109,11 +109,19 @@ void proc_forget_granted(struct proc *p)
 		memset(p->granted, 0, p->ngranted);
 }
 
+void exec_check_drop(struct exec_check *e)
+{
+	if (e->fd_held)
+		close(e->fd);
+	e->fd_held = false;
+}
+
 void task_remove(pid_t tid)
 {
 	struct task *t = task_find(tid);
 	if (!t)
 		return;
+	exec_check_drop(&t->exec);
 	unlink_task(t);
 	proc_put(t->proc);
 	free(t);
@@ -137,6 +145,7 @@ void task_remove_leader(pid_t tgid)
 				continue;
 			}
 			*pp = t->next;
+			exec_check_drop(&t->exec);
 			proc_put(p);
 			free(t);
 			ntasks--;

@@ -45,7 +45,17 @@ struct exec_check {
 	dev_t interp_dev;
 	ino_t interp_ino;
 	char vpath[PATH_MAX];
+	/* The file decided on, open in moat, while the rewritten
+	 * execveat waits for it at fd number `fdnum` of the caller's
+	 * (trace.c, sys_exec.c): held until the exec event, the next exec
+	 * stop or the task's end. */
+	bool fd_held;
+	int fd;
+	int fdnum;
 };
+
+/* Close the exec fd `e` holds, if any. */
+void exec_check_drop(struct exec_check *e);
 
 struct task {
 	pid_t tid;

@@ -182,7 +182,12 @@ static int binary_decide(struct vfs *v, struct task *t, struct vfs_path *node, i
 	vfs_path_release(node);
 	if (r == 0 && fd >= 0 && n >= 4 && memcmp(hdr, "\177ELF", 4) == 0)
 		r = interp_decide(v, t, fd, plan);
-	if (fd >= 0)
+	/* The open file itself goes to the exec (ADDFD cannot pass an O_PATH
+	 * fd): readable, but an exec moat allows is of a file the sandbox
+	 * may read (resolve_file refuses an execute-only one). */
+	if (r == 0 && fd >= 0)
+		plan->fd = fd;
+	else if (fd >= 0)
 		close(fd);
 	return r;
 }
@@ -191,6 +196,7 @@ int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char
 		     bool nofollow, struct exec_plan *plan)
 {
 	memset(plan, 0, offsetof(struct exec_plan, prefix));
+	plan->fd = -1;
 	plan->nprefix = 0;
 	plan->outside = false;
 	plan->deny_rule = NULL;

@@ -24,6 +24,10 @@ struct exec_plan {
 	bool has_interp; /* ELF PT_INTERP, opened by the kernel */
 	dev_t interp_dev;
 	ino_t interp_ino;
+	/* The binary, open in moat (read-only), or -1: the
+	 * kernel execs this fd and walks no host path.  The caller of
+	 * vfs_exec_resolve owns it on success; on failure it is -1. */
+	int fd;
 	int nprefix; /* 0 unless a script */
 	char prefix[EXEC_MAX_PREFIX][PATH_MAX];
 	bool outside;          /* the path named something outside the view */

@@ -9,10 +9,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
+#include "core/call.h"
 #include "core/task.h"
 #include "fs-emulation/exec.h"
 #include "fs-emulation/fs.h"
+#include "syscall-table/filter.h"
 #include "syscall-table/handlers.h"
 
 /* Base directory for a relative exec path, from AT_FDCWD or a dirfd; or
@@ -30,14 +33,35 @@ static int exec_base(struct call *c, int dirfd, bool self, char *base, size_t le
 	return r;
 }
 
+/* The notification of moat's own exec by fd (syscall-table/filter.h,
+ * SC_EXEC_FD_COOKIE): the exec stop of this thread planned exactly this
+ * call, so the file decided on goes to the fd number it named, close-on-
+ * exec, and the call runs.  Anything else that looks like it is the
+ * program's own and refused.  The image is still checked at the exec
+ * event: a thread that swaps the fd in between gets its process killed. */
+static struct verdict exec_by_fd(struct call *c)
+{
+	struct exec_check *e = &c->task->exec;
+	if (c->nr != __NR_execveat || c->arg[5] != SC_EXEC_FD_COOKIE || !e->pending ||
+	    !e->fd_held || c->arg[0] != (uint64_t)e->fdnum || c->arg[4] != AT_EMPTY_PATH)
+		return v_deny(EPERM, "exec.not-planned");
+	int r = notif_install(c->notify_fd, c->id, e->fd, e->fdnum, O_CLOEXEC);
+	if (r < 0)
+		return v_error(-r);
+	return v_continue();
+}
+
 /* The shared body: the path in argument `argi`, argv and envp after it,
  * relative to `dirfd`, with execveat's `flags`.  The record of a refusal
  * names the path as it was resolved from — for fexecve the fd's file —
  * and the path the refusal rests on. */
 static struct verdict exec_call(struct call *c, int dirfd, int argi, int flags)
 {
-	/* Only at a stop is there a register set to rewrite. */
-	if (!c->stopped || !c->exec)
+	/* Only at a stop is there a register set to rewrite; the one
+	 * notification is moat's own exec by fd. */
+	if (!c->stopped)
+		return exec_by_fd(c);
+	if (!c->exec)
 		return v_deny(EPERM, "table.unexpected-notification");
 	static char base[PATH_MAX];
 	snprintf(base, sizeof base, "/"); /* an absolute path needs none */

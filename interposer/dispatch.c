@@ -214,8 +214,18 @@ bool dispatch_call(struct sandbox *sb, struct call *c, int notify_fd, const stru
 	} else if (c->ent->handler && c->ent->disp != SC_TRACE) {
 		test_stall(c->ent->name);
 		v = c->ent->handler(c);
+	} else if (c->ent->handler) {
+		/* A TRACE call notifies only as the second half of moat's own
+		 * exec by fd (sys_exec.c), which its handler checks.  That
+		 * half is the exec's, decided and counted at its stop: not a
+		 * supervised call of its own, and without a record. */
+		v = c->ent->handler(c);
+		if (v.kind == V_CONTINUE) {
+			reply(c, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+			return false;
+		}
 	} else {
-		/* KERNEL/TRACE calls never notify; one that does is refused. */
+		/* KERNEL calls never notify; one that does is refused. */
 		v = v_deny(EPERM, "table.unexpected-notification");
 	}
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -131,12 +132,79 @@ static int argv_read(pid_t pid, uint64_t argv_p, uint64_t *argv, size_t *argc)
 	return -E2BIG;
 }
 
-/* Point the stopped execve/execveat in `regs` at what `plan` decided: an
- * execve of the host path with the caller's argv and envp, for a script
- * with the argv [prefix..., argv[1]...].  The strings go below the stack
- * pointer, inside the stack's own mapping.  0, or -errno with regs
- * unchanged. */
-static int exec_rewrite(pid_t pid, struct user_regs_struct *regs, const struct exec_plan *plan)
+#define EXEC_SLOT_MAX 4096
+
+/* An fd number free in process `pid`, below its RLIMIT_NOFILE soft limit
+ * and EXEC_SLOT_MAX: the highest such, out of the way of the lowest-free
+ * rule its own opens follow.  -1 when there is none (or /proc cannot say),
+ * and the exec goes by host path. */
+static int exec_slot(const struct creds *cr, pid_t pid)
+{
+	/* Its soft limit from /proc (prlimit of another uid's process would
+	 * need CAP_SYS_RESOURCE, which the loop does not keep). */
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/limits", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long top = -1;
+	while (top < 0 && fgets(line, sizeof line, f))
+		if (strncmp(line, "Max open files", 14) == 0)
+			top = strtol(line + 14, NULL, 10);
+	fclose(f);
+	if (top < 0 || top > EXEC_SLOT_MAX)
+		top = EXEC_SLOT_MAX; /* "unlimited" is no number */
+	static unsigned char used[EXEC_SLOT_MAX / 8];
+	memset(used, 0, sizeof used);
+	snprintf(path, sizeof path, "/proc/%d/fd", pid);
+	/* Root's, not the sandbox's: the first process is not dumpable
+	 * until its exec (its fd directory is root's, 0500). */
+	creds_admin_begin(cr);
+	DIR *d = opendir(path);
+	creds_admin_end(cr);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long n = strtol(e->d_name, &end, 10);
+		if (*end == '\0' && e->d_name[0] != '\0' && n >= 0 && n < top)
+			used[n / 8] |= (unsigned char)(1u << (n % 8));
+	}
+	closedir(d);
+	for (int n = (int)top - 1; n >= 3; n--)
+		if (!(used[n / 8] & (1u << (n % 8))))
+			return n;
+	return -1;
+}
+
+/* Has thread `tid` filters of its own over moat's?  Those saw an execve
+ * at every exec until now; one that refuses execveat must not start
+ * refusing execs, so such a thread keeps the exec by host path. */
+static bool own_filters(pid_t tid)
+{
+	char path[64], line[128];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	long n = -1;
+	while (n < 0 && fgets(line, sizeof line, f))
+		if (strncmp(line, "Seccomp_filters:", 16) == 0)
+			n = strtol(line + 16, NULL, 10);
+	fclose(f);
+	return n != 1;
+}
+
+/* Point the stopped execve/execveat in `regs` at what `plan` decided, with
+ * the caller's argv and envp, for a script with the argv
+ * [prefix..., argv[1]...].  With `slot` >= 0 an exec by fd:
+ * execveat(slot, "", ..., AT_EMPTY_PATH) marked SC_EXEC_FD_COOKIE, whose
+ * notification puts the plan's fd there; else an execve of the host path.
+ * The strings go below the stack pointer, inside the stack's own mapping.
+ * 0, or -errno with regs unchanged. */
+static int exec_rewrite(pid_t pid, struct user_regs_struct *regs, const struct exec_plan *plan,
+			int slot)
 {
 	size_t argc = 0;
 	static uint64_t argv_old[ARGV_MAX];
@@ -148,8 +216,9 @@ static int exec_rewrite(pid_t pid, struct user_regs_struct *regs, const struct e
 	static char blob[EXEC_MAX_PREFIX * PATH_MAX + PATH_MAX + 8 * 4200];
 	size_t off = 0;
 	size_t host_off = off;
-	size_t hl = strlen(plan->host) + 1;
-	memcpy(blob + off, plan->host, hl);
+	const char *name = slot >= 0 ? "" : plan->host;
+	size_t hl = strlen(name) + 1;
+	memcpy(blob + off, name, hl);
 	off += hl;
 	size_t pre_off[EXEC_MAX_PREFIX];
 	for (int i = 0; i < plan->nprefix; i++) {
@@ -178,9 +247,20 @@ static int exec_rewrite(pid_t pid, struct user_regs_struct *regs, const struct e
 	struct iovec l = { blob, off }, rr = { (void *)(uintptr_t)lo, off };
 	if (process_vm_writev(pid, &l, 1, &rr, 1, 0) != (ssize_t)off)
 		return -EFAULT;
+	uint64_t argv = nargv ? lo + argv_off : plan->argv;
+	if (slot >= 0) {
+		regs->orig_rax = SYS_execveat;
+		regs->rdi = (uint64_t)slot;
+		regs->rsi = lo + host_off;
+		regs->rdx = argv;
+		regs->r10 = plan->envp;
+		regs->r8 = AT_EMPTY_PATH;
+		regs->r9 = SC_EXEC_FD_COOKIE;
+		return 0;
+	}
 	regs->orig_rax = SYS_execve;
 	regs->rdi = lo + host_off;
-	regs->rsi = nargv ? lo + argv_off : plan->argv;
+	regs->rsi = argv;
 	regs->rdx = plan->envp;
 	return 0;
 }
@@ -195,6 +275,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0)
 		return;
 	t->exec.pending = false;
+	exec_check_drop(&t->exec);
 	const uint64_t args[6] = { regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 };
 	struct verdict v = dispatch_stop(sb, t, syscall_nr(&regs), args, regs.rip, regs.rsp);
 	switch (v.kind) {
@@ -204,12 +285,25 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	case V_ERROR: return fail_exec(pid, &regs, (int)v.value);
 	default: return fail_exec(pid, &regs, EPERM); /* no other verdict runs an exec */
 	}
-	const struct exec_plan *plan = v.exec;
-	int r = exec_rewrite(pid, &regs, plan);
+	const struct exec_plan *plan = v.exec; /* its fd is ours now */
+	/* By fd when there is one and a free slot for it: the kernel then
+	 * walks no host path, as the sandbox's ids, at the exec (a 0700
+	 * host directory above a bound tree stays closed to those). */
+	int slot = plan->fd >= 0 && !own_filters(pid) ? exec_slot(&sb->creds, t->proc->tgid) : -1;
+	int r = exec_rewrite(pid, &regs, plan, slot);
+	if (r == 0 && ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
+		r = -ESRCH;
+	if ((r < 0 || slot < 0) && plan->fd >= 0)
+		close(plan->fd);
+	if (r == -ESRCH)
+		return;
 	if (r < 0)
 		return fail_exec(pid, &regs, -r);
-	if (ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
-		return;
+	if (slot >= 0) {
+		t->exec.fd_held = true;
+		t->exec.fd = plan->fd;
+		t->exec.fdnum = slot;
+	}
 	t->exec.pending = true;
 	t->exec.dev = plan->dev;
 	t->exec.ino = plan->ino;
@@ -312,6 +406,7 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 		return;
 	}
 	t->exec.pending = false;
+	exec_check_drop(&t->exec);
 	snprintf(t->proc->exe, sizeof t->proc->exe, "%s", t->exec.vpath);
 	proc_forget_granted(t->proc); /* new credentials: no fd is its own now */
 	resume(pid, 0);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -253,7 +254,16 @@ static int filter_ctx(scmp_filter_ctx *out)
 										      : e->cond);
 			break;
 		case SC_TRACE:
-			rc = seccomp_rule_add(ctx, SCMP_ACT_TRACE(SC_TRACE_DATA), nr, 0);
+			if (nr == __NR_execveat) {
+				/* All but moat's own exec by fd (SC_EXEC_FD_COOKIE),
+				 * which falls to the default: a notification. */
+				const struct scmp_arg_cmp c[] = { SCMP_A5(SCMP_CMP_NE,
+									  SC_EXEC_FD_COOKIE, 0) };
+				rc = seccomp_rule_add_array(ctx, SCMP_ACT_TRACE(SC_TRACE_DATA), nr,
+							    1, c);
+			} else {
+				rc = seccomp_rule_add(ctx, SCMP_ACT_TRACE(SC_TRACE_DATA), nr, 0);
+			}
 			break;
 		case SC_SUPERVISE:
 		case SC_DENY:

@@ -25,6 +25,15 @@
  * sandbox filter can return any data.) */
 #define SC_TRACE_DATA 0x6d6f
 
+/* An exec by fd: at the exec stop moat turns the call into
+ * execveat(N, "", argv, envp, AT_EMPTY_PATH) with this value in the sixth
+ * argument register, which execveat does not read.  The filter sends that
+ * call to the supervisor as a notification, which puts the file decided on
+ * at fd N and lets the call run (fs-emulation/sys_exec.c).  Every other
+ * execveat stops as before.  Not a secret: a program that makes the call
+ * itself is refused unless its exec stop planned exactly that fd. */
+#define SC_EXEC_FD_COOKIE 0x6d6f61742d657865ULL /* "moat-exe" */
+
 /* clone() flags that send the call to the supervisor (COND_NO_NS_FLAGS):
  * every namespace flag, and CLONE_UNTRACED, which would start a child that
  * ptrace never attaches to — outside the task table, exec handling and

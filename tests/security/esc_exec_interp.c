@@ -17,7 +17,13 @@
  *   3. EI_CLASS flipped to ELFCLASS32, readable: the kernel's x86_64 loader
  *      ignores EI_CLASS and loads it as the 64-bit file it is, while a
  *      libelf reader sees a 32-bit file with no program headers, hence no
- *      interpreter — the exec-stop check by AT_BASE must kill it.
+ *      interpreter — the exec-stop check by AT_BASE must kill it;
+ *   4. plain, opened and exec'd by a forged second half of moat's exec by
+ *      fd: execveat(fd, "", ..., AT_EMPTY_PATH) with moat's mark in r9,
+ *      which the filter sends to moat as a notification instead of an exec
+ *      stop.  No exec stop planned it: refused (EPERM, exec.not-planned),
+ *      and were it let through, the exec event would kill the image no
+ *      stop decided on (exec.unverified).
  * TOOL is made by this program (`esc_exec_interp --make-tool TOOL`, which
  * the runner calls natively, outside any sandbox): a position-independent
  * static ELF that writes $ESC_TOKEN to fd 1 and exits 42.  The child that
@@ -31,6 +37,7 @@
 #include <elf.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 /* ---- the two ELF files, byte by byte ---------------------------------- */
@@ -141,8 +148,30 @@ static void make_trojan(const char *path, const char *tool, int elfclass, mode_t
 
 /* ---- running it -------------------------------------------------------- */
 
-/* fork; the child execs path with fd 1 on a pipe, fd 3 for its errno. */
-static void try_exec(const char *how, const char *path)
+/* moat's mark of its own exec by fd (syscall-table/filter.h,
+ * SC_EXEC_FD_COOKIE): execveat does not read its sixth register, so
+ * natively the mark changes nothing. */
+#define MOAT_EXEC_FD_COOKIE 0x6d6f61742d657865ULL
+
+/* execveat(fd, "", argv, envp, AT_EMPTY_PATH) with moat's mark in r9: the
+ * second half of moat's exec by fd, forged, with no exec stop before it. */
+static long forged_execveat(int fd, char *const argv[], char *const envp[])
+{
+	register long r10 __asm__("r10") = (long)envp;
+	register long r8 __asm__("r8") = AT_EMPTY_PATH;
+	register unsigned long long r9 __asm__("r9") = MOAT_EXEC_FD_COOKIE;
+	long ret;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"((long)SYS_execveat), "D"((long)fd), "S"(""), "d"(argv), "r"(r10),
+			   "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* fork; the child execs path with fd 1 on a pipe, fd 3 for its errno:
+ * by execve, or (`forged`) by a forged exec by fd of the file opened. */
+static void try_exec(const char *how, const char *path, bool forged)
 {
 	int out[2], err[2];
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
@@ -153,7 +182,14 @@ static void try_exec(const char *how, const char *path)
 	if (c == 0) {
 		if (dup2(out[1], 1) < 0 || dup2(err[1], 3) < 0)
 			_exit(126);
-		execve(path, (char *[]){ "esc_exec_interp-trojan", NULL }, (char *[]){ NULL });
+		char *av[] = { "esc_exec_interp-trojan", NULL }, *ev[] = { NULL };
+		if (forged) {
+			int fd = open(path, O_RDONLY);
+			long r = fd < 0 ? -errno : forged_execveat(fd, av, ev);
+			dprintf(3, "%ld", -r);
+			_exit(127);
+		}
+		execve(path, av, ev);
 		dprintf(3, "%d", errno);
 		_exit(127);
 	}
@@ -193,16 +229,19 @@ int main(int argc, char **argv)
 		const char *name, *how;
 		int elfclass;
 		mode_t mode;
+		bool forged;
 	} ways[] = {
-		{ "interp-plain", "PT_INTERP=TOOL, 0755", ELFCLASS64, 0755 },
-		{ "interp-xonly", "PT_INTERP=TOOL, execute-only 0111", ELFCLASS64, 0111 },
-		{ "interp-class32", "PT_INTERP=TOOL, EI_CLASS=ELFCLASS32", ELFCLASS32, 0755 },
+		{ "interp-plain", "PT_INTERP=TOOL, 0755", ELFCLASS64, 0755, false },
+		{ "interp-xonly", "PT_INTERP=TOOL, execute-only 0111", ELFCLASS64, 0111, false },
+		{ "interp-class32", "PT_INTERP=TOOL, EI_CLASS=ELFCLASS32", ELFCLASS32, 0755, false },
+		{ "interp-forged", "PT_INTERP=TOOL, by a forged exec by fd", ELFCLASS64, 0755,
+		  true },
 	};
 	for (size_t i = 0; i < sizeof ways / sizeof ways[0]; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/esc-%s.%d", dir, ways[i].name, (int)getpid());
 		make_trojan(path, tool, ways[i].elfclass, ways[i].mode);
-		try_exec(ways[i].how, path);
+		try_exec(ways[i].how, path, ways[i].forged);
 		unlink(path);
 	}
 	return esc_finish();
