@@ -130,9 +130,11 @@ MOAT_BIN ?= ./moat
 integration: $(MOAT_OUT) probes
 	MOAT=$(MOAT_BIN) tests/integration/run.sh
 
-# Three times: as uid 65534 (the default), then as uid 0 without
-# capabilities, where host permissions no longer hide a broken rule, then
-# with moat itself not root (the network attempts: no namespace of moat's).
+# Three times: as uid 65534 (the default), then as uid 0 (the root inside
+# a user namespace of the sandbox's own, with its capabilities there; moat
+# serves its files as host root without capabilities, where host
+# permissions no longer hide a broken rule), then with moat itself not
+# root (the network attempts: no namespace of moat's).
 security: $(MOAT_OUT) probes
 	ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh
 	ESC_UID0=1 ESC_MOAT=$(abspath $(MOAT_BIN)) tests/security/run.sh

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "audit/stack_internal.h"
+#include "core/creds.h"
 
 /* ---- the mappings of the thread's process ---- */
 
@@ -103,7 +104,9 @@ static int read_sp_pc(pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/syscall", tid);
+	creds_proc_begin();
 	FILE *f = fopen(path, "re");
+	creds_proc_end();
 	if (!f)
 		return -errno;
 	char *ok = fgets(buf, sizeof buf, f);

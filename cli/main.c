@@ -30,6 +30,7 @@
 #include "fs-emulation/scratch.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
+#include "interposer/userns.h"
 #include "interposer/watchdog.h"
 #include "net-stub/net.h"
 #include "syscall-table/filter.h"
@@ -296,9 +297,46 @@ static void run_sandbox(struct run *r)
 	r->prog.len = netns ? sc_filter_blob_len : sc_filter_blob_inet_len;
 	r->prog.filter = (struct sock_filter *)(netns ? sc_filter_blob : sc_filter_blob_inet);
 	sb->opt.filter = &r->prog;
-	sb->creds = (struct creds){ .as_root = rc->root, .uid = rc->uid, .gid = rc->gid };
+	sb->creds = (struct creds){ .as_root = rc->root,
+				    .uid = rc->uid,
+				    .gid = rc->gid,
+				    .id_uid = rc->uid,
+				    .id_gid = rc->gid,
+				    .ngroups = 1,
+				    .groups = { rc->gid } };
 	machine_init(&sb->machine, rc->hostname);
 	sb->vfs = &r->v;
+}
+
+/* Root inside (docs/design.md "Root inside"): with moat root and --uid 0,
+ * a user namespace whose ids 0..65535 are a range of host ids of the
+ * sandbox's own.  moat serves its root as host root without capabilities
+ * (as it served --uid 0 before), its other ids as their host ids. */
+static int run_userns(struct run *r)
+{
+	const struct run_config *rc = r->rc;
+	struct creds *cr = &r->sb.creds;
+	if (!rc->root || rc->uid != 0 || r->net.mode != NET_NETNS)
+		return 0;
+	if (rc->gid >= CREDS_NS_RANGE)
+		return die("--gid %s: with --uid 0 the sandbox's ids are 0 to 65535", "", NULL);
+	uid_t base;
+	int e = userns_take(&base);
+	if (e < 0) {
+		char why[64];
+		snprintf(why, sizeof why, "%s", strerror(-e));
+		return die("cannot take a range of host ids for the sandbox's root: %s", why,
+			   e == -EAGAIN ? "1024 sandboxes with --uid 0 run already"
+					: "moat needs a directory of its own, /run/moat");
+	}
+	cr->base = base;
+	cr->id_uid = base;
+	cr->id_gid = base + rc->gid;
+	cr->uid = 0;
+	cr->gid = rc->gid ? base + rc->gid : 0;
+	cr->ngroups = 1;
+	cr->groups[0] = cr->gid;
+	return 0;
 }
 
 /* The view's settings (vfs_setup makes it, later). */
@@ -585,6 +623,8 @@ static int run_plan_execute(const struct run_config *rc)
 	if ((code = run_cgroups(r)))
 		return code;
 	run_sandbox(r);
+	if ((code = run_userns(r)))
+		return code;
 	run_view(r);
 	if ((code = run_id(r)) || (code = run_outputs(r)) || (code = run_scratch(r)) ||
 	    (rc->persist && (code = run_persist(r))) || (rc->disk_limit && (code = run_disk(r))))

@@ -25,13 +25,109 @@ static void set_caps(bool all)
 	syscall(SYS_capset, &h, d);
 }
 
+/* The creds this thread serves its calls with (creds_call), and the fs
+ * ids and groups it holds now (fs_valid false after a setresuid, which
+ * resets the fs ids). */
+static __thread struct creds call_copy; /* a copy: its task may go */
+static __thread const struct creds *call_creds;
+static __thread struct {
+	bool fs_valid, groups_known;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[CREDS_GROUPS_MAX];
+} held;
+
+static bool groups_equal(const struct creds *cr)
+{
+	if (!held.groups_known || held.ngroups != cr->ngroups)
+		return false;
+	for (int i = 0; i < cr->ngroups; i++)
+		if (held.groups[i] != cr->groups[i])
+			return false;
+	return true;
+}
+
+/* The fs ids and groups of `cr` on this thread, where they differ. */
+static void apply_ids(const struct creds *cr)
+{
+	if (!held.fs_valid || held.gid != cr->gid)
+		setfsgid(cr->gid);
+	if (!held.fs_valid || held.uid != cr->uid) {
+		setfsuid(cr->uid);
+		/* An fsuid that becomes 0 brings the file capabilities back
+		 * into the effective set (capabilities(7)): gone again at
+		 * once, or moat would serve the sandbox with DAC override
+		 * (tests/security/esc_uid0_dac). */
+		if (cr->uid == 0)
+			set_caps(false);
+	}
+	held.fs_valid = true;
+	held.uid = cr->uid;
+	held.gid = cr->gid;
+	/* The groups of this thread alone: the raw call (glibc's changes
+	 * every thread's). */
+	if (cr->ngroups > 0 && !groups_equal(cr) &&
+	    syscall(SYS_setgroups, cr->ngroups, cr->groups) == 0) {
+		held.groups_known = true;
+		held.ngroups = cr->ngroups;
+		for (int i = 0; i < cr->ngroups; i++)
+			held.groups[i] = cr->groups[i];
+	}
+}
+
 void creds_sandbox(const struct creds *cr)
 {
+	if (call_creds && call_creds->as_root)
+		cr = call_creds;
 	if (cr->as_root) {
-		setfsgid(cr->gid);
-		setfsuid(cr->uid);
+		apply_ids(cr);
 		set_caps(false);
 	}
+}
+
+void creds_call(const struct creds *cr)
+{
+	call_creds = NULL;
+	if (!cr)
+		return;
+	if (cr->base) { /* only a user namespace's tasks have ids of their own */
+		call_copy = *cr;
+		call_creds = &call_copy;
+	}
+	if (cr->as_root)
+		apply_ids(cr);
+}
+
+void creds_proc_begin(void)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root || (cr->uid == cr->id_uid && cr->gid == cr->id_gid))
+		return;
+	setfsgid(cr->id_gid);
+	setfsuid(cr->id_uid);
+	held.fs_valid = false;
+}
+
+void creds_proc_end(void)
+{
+	const struct creds *cr = call_creds;
+	if (cr && cr->as_root && !held.fs_valid)
+		apply_ids(cr);
+}
+
+uid_t creds_show_uid(const struct creds *cr, uid_t host)
+{
+	if (!cr->base || host == 0)
+		return host;
+	if (host >= cr->base && host - cr->base < CREDS_NS_RANGE)
+		return host - cr->base;
+	return 65534;
+}
+
+gid_t creds_show_gid(const struct creds *cr, gid_t host)
+{
+	return (gid_t)creds_show_uid(cr, (uid_t)host);
 }
 
 void creds_self(const struct creds *cr)
@@ -40,6 +136,7 @@ void creds_self(const struct creds *cr)
 		set_caps(true);
 		setfsuid(0);
 		setfsgid(0);
+		held.fs_valid = false;
 	}
 }
 
@@ -48,8 +145,9 @@ void creds_identity_begin(const struct creds *cr)
 	if (!cr->as_root)
 		return;
 	/* Raw syscalls: glibc's wrappers would change every thread. */
-	syscall(SYS_setresgid, cr->gid, cr->gid, 0);
-	syscall(SYS_setresuid, cr->uid, cr->uid, 0);
+	syscall(SYS_setresgid, cr->id_gid, cr->id_gid, 0);
+	syscall(SYS_setresuid, cr->id_uid, cr->id_uid, 0);
+	held.fs_valid = false;
 	creds_sandbox(cr);
 }
 
@@ -59,6 +157,7 @@ void creds_identity_end(const struct creds *cr)
 		return;
 	syscall(SYS_setresuid, 0, 0, 0);
 	syscall(SYS_setresgid, 0, 0, 0);
+	held.fs_valid = false;
 	creds_sandbox(cr); /* the loop's usual state: sandbox fsuid */
 }
 
@@ -66,8 +165,9 @@ void creds_bare_begin(const struct creds *cr)
 {
 	if (!cr->as_root)
 		return;
-	syscall(SYS_setresgid, cr->gid, cr->gid, 0);
-	syscall(SYS_setresuid, cr->uid, cr->uid, 0);
+	syscall(SYS_setresgid, cr->id_gid, cr->id_gid, 0);
+	syscall(SYS_setresuid, cr->id_uid, cr->id_uid, 0);
+	held.fs_valid = false;
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) < 0)
@@ -97,7 +197,16 @@ void creds_drop_thread(const struct creds *cr)
 {
 	if (!cr->as_root)
 		return;
+	held.fs_valid = false;
+	if (cr->id_uid != cr->uid || cr->id_gid != cr->gid) {
+		/* A user namespace's root: the kernel's identity is its own
+		 * (H), its files are served as host root's.  The saved ids
+		 * stay root's so the fs ids can be root's too, as on the
+		 * loop's threads in creds_identity_begin. */
+		creds_identity_begin(cr);
+		return;
+	}
 	/* Raw syscalls: glibc's wrappers would change every thread. */
-	syscall(SYS_setresgid, cr->gid, cr->gid, cr->gid);
-	syscall(SYS_setresuid, cr->uid, cr->uid, cr->uid);
+	syscall(SYS_setresgid, cr->id_gid, cr->id_gid, cr->id_gid);
+	syscall(SYS_setresuid, cr->id_uid, cr->id_uid, cr->id_uid);
 }

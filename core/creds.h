@@ -10,11 +10,50 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#define CREDS_GROUPS_MAX 32
+/* A user namespace's range (docs/design.md "Root inside"): sandbox id k is
+ * host id base + k, for k below CREDS_NS_RANGE. */
+#define CREDS_NS_RANGE 65536
+
 struct creds {
 	bool as_root; /* the supervisor is root: switch */
-	uid_t uid;    /* the sandbox's ids */
+	uid_t uid;    /* the ids moat acts with for the sandbox: fsuid, fsgid */
 	gid_t gid;
+	/* The ids the kernel records for its sockets (SO_PEERCRED,
+	 * SCM_CREDENTIALS): the caller's own host ids.  Equal to uid and gid
+	 * but for a user namespace's root, which moat serves as host root
+	 * (docs/design.md "Root inside") while the kernel knows it as
+	 * `base`. */
+	uid_t id_uid;
+	gid_t id_gid;
+	/* With a user namespace: the host id of the sandbox's id 0 (0: no
+	 * user namespace; ids are shown as they are). */
+	uid_t base;
+	/* Supplementary groups (host ids) moat acts with; 0 of them: gid
+	 * alone. */
+	int ngroups;
+	gid_t groups[CREDS_GROUPS_MAX];
 };
+
+/* Serve the calls of this thread with `cr` from now on: the fs ids and
+ * groups are switched when they differ from the thread's, and
+ * creds_sandbox called with any other creds of the same sandbox (the
+ * vfs's, after moat's own work) comes back to these.  NULL: the creds
+ * each caller names. */
+void creds_call(const struct creds *cr);
+/* moat's look into /proc/PID of a sandbox process for the call this
+ * thread serves: with the caller's own kernel ids (id_uid, id_gid) as fs
+ * ids, which /proc's owners and its ptrace checks expect, instead of the
+ * ids moat acts with on files (they differ for a user namespace's root,
+ * served as host root).  Without a user namespace nothing changes.
+ * Ended by creds_proc_end. */
+void creds_proc_begin(void);
+void creds_proc_end(void);
+/* An id of the host as the sandbox is shown it: itself without a user
+ * namespace; with one the sandbox's id for it (host root, which moat
+ * serves the sandbox's root as, included), else the overflow id 65534. */
+uid_t creds_show_uid(const struct creds *cr, uid_t host);
+gid_t creds_show_gid(const struct creds *cr, gid_t host);
 
 /* The loop's usual state: the sandbox's fsuid/fsgid, the loop's
  * capabilities (ptrace, kill, setuid, setgid) effective. */

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/creds.h"
+
 /* The kernel's fs_struct as moat needs it: the virtual cwd and the umask,
  * shared by threads and CLONE_FS children, copied on fork. */
 struct fsctx {
@@ -65,6 +67,11 @@ struct task {
 	bool started;       /* its initial (auto-attach) stop is behind it */
 	bool group_stopped; /* in a job-control stop (kept with PTRACE_LISTEN) */
 	struct exec_check exec;
+	/* Its own ids, with a user namespace (docs/design.md "Root
+	 * inside"): set once it or an ancestor changed them, read again from
+	 * /proc after each change (stale).  Unset: the sandbox's. */
+	bool creds_set, creds_stale;
+	struct creds creds;
 	struct task *next; /* hash chain */
 };
 

@@ -11,6 +11,7 @@
  * session of its own, so the terminal moat runs in is never reachable this
  * way. */
 #include "core/call.h"
+#include "core/creds.h"
 #include "fs-emulation/vfs.h"
 
 #include <dirent.h>
@@ -57,9 +58,12 @@ static int find_in(struct proc *p, void *arg)
 	struct find *f = arg;
 	char dir[64];
 	snprintf(dir, sizeof dir, "/proc/%d/fd", p->tgid);
+	creds_proc_begin(); /* its fd links, as the caller may see them */
 	DIR *d = opendir(dir);
-	if (!d)
+	if (!d) {
+		creds_proc_end();
 		return 0;
+	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		char link[PATH_MAX], host[64];
@@ -84,6 +88,7 @@ static int find_in(struct proc *p, void *arg)
 		call_putfd(copy);
 	}
 	closedir(d);
+	creds_proc_end();
 	return f->fd != -ENOENT;
 }
 

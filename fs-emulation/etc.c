@@ -56,15 +56,59 @@ static void gen_machine_id(struct out *o)
 	put(o, "\n");
 }
 
+/* Debian's system accounts and groups (base-passwd's fixed ids, the same
+ * on every Debian): programs look them up by name (apt drops to _apt,
+ * daemons to daemon or www-data, tests chown to bin).  Not the host's:
+ * its own accounts stay its own. */
+static const struct {
+	const char *name;
+	unsigned uid, gid;
+	const char *home;
+} sys_users[] = {
+	{ "daemon", 1, 1, "/usr/sbin" },
+	{ "bin", 2, 2, "/bin" },
+	{ "sys", 3, 3, "/dev" },
+	{ "sync", 4, 65534, "/bin" },
+	{ "games", 5, 60, "/usr/games" },
+	{ "man", 6, 12, "/var/cache/man" },
+	{ "lp", 7, 7, "/var/spool/lpd" },
+	{ "mail", 8, 8, "/var/mail" },
+	{ "news", 9, 9, "/var/spool/news" },
+	{ "uucp", 10, 10, "/var/spool/uucp" },
+	{ "proxy", 13, 13, "/bin" },
+	{ "www-data", 33, 33, "/var/www" },
+	{ "backup", 34, 34, "/var/backups" },
+	{ "list", 38, 38, "/var/list" },
+	{ "irc", 39, 39, "/run/ircd" },
+	{ "_apt", 42, 65534, "/nonexistent" },
+};
+static const struct {
+	const char *name;
+	unsigned gid;
+} sys_groups[] = {
+	{ "daemon", 1 },    { "bin", 2 },      { "sys", 3 },       { "adm", 4 },
+	{ "tty", 5 },       { "disk", 6 },     { "lp", 7 },        { "mail", 8 },
+	{ "news", 9 },      { "uucp", 10 },    { "man", 12 },      { "proxy", 13 },
+	{ "kmem", 15 },     { "dialout", 20 }, { "fax", 21 },      { "voice", 22 },
+	{ "cdrom", 24 },    { "floppy", 25 },  { "tape", 26 },     { "sudo", 27 },
+	{ "audio", 29 },    { "dip", 30 },     { "www-data", 33 }, { "backup", 34 },
+	{ "operator", 37 }, { "list", 38 },    { "irc", 39 },      { "src", 40 },
+	{ "shadow", 42 },   { "utmp", 43 },    { "video", 44 },    { "sasl", 45 },
+	{ "plugdev", 46 },  { "staff", 50 },   { "games", 60 },    { "users", 100 },
+};
+
 static void gen_passwd(const struct vfs *v, struct out *o)
 {
 	/* A uid-0 sandbox is root itself, with the sandbox's home. */
 	put(o, "root:x:0:0:root:%s:/bin/sh\n", v->uid == 0 ? "/workspace" : "/root");
-	/* Before nobody: when the sandbox runs as 65534 (moat's default
-	 * under root), getpwuid() finds the sandbox's own name first. */
+	/* Next: getpwuid() finds the sandbox's own name first, whatever
+	 * system account or nobody (moat's default under root) has its id. */
 	if (v->uid != 0)
 		put(o, "sandbox:x:%u:%u:moat sandbox:/workspace:/bin/sh\n", (unsigned)v->uid,
 		    (unsigned)v->gid);
+	for (size_t i = 0; i < sizeof sys_users / sizeof sys_users[0]; i++)
+		put(o, "%s:x:%u:%u:%s:%s:/usr/sbin/nologin\n", sys_users[i].name, sys_users[i].uid,
+		    sys_users[i].gid, sys_users[i].name, sys_users[i].home);
 	put(o, "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
 }
 
@@ -73,6 +117,8 @@ static void gen_group(const struct vfs *v, struct out *o)
 	put(o, "root:x:0:\n");
 	if (v->gid != 0)
 		put(o, "sandbox:x:%u:\n", (unsigned)v->gid);
+	for (size_t i = 0; i < sizeof sys_groups / sizeof sys_groups[0]; i++)
+		put(o, "%s:x:%u:\n", sys_groups[i].name, sys_groups[i].gid);
 	put(o, "nogroup:x:65534:\n");
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/creds.h"
 #include "core/task.h"
 
 int fs_fd_changeable(struct vfs *v, int fd)
@@ -224,7 +225,11 @@ static ssize_t host_of_link(struct vfs *v, const char *link, const struct stat *
 		memcpy(host, known, n + 1);
 		return (ssize_t)n;
 	}
+	if (!own)
+		creds_proc_begin();
 	ssize_t n = readlink(link, host, len - 1);
+	if (!own)
+		creds_proc_end();
 	if (n <= 0 || !S_ISDIR(st->st_mode) || !id->mnt_known)
 		return n;
 	host[n] = '\0';
@@ -277,7 +282,9 @@ static int task_fd_look(pid_t tid, int fd, char *link, size_t linklen, struct st
 	snprintf(link, linklen, "/proc/%d/fd/%d", tid, fd);
 	/* One lookup through the kernel's magic link instead of pidfd_getfd,
 	 * fstat and close: the same file the caller's fd names now. */
+	creds_proc_begin();
 	int r = statx_id(AT_FDCWD, link, 0, st, id);
+	creds_proc_end();
 	return r == -ENOENT ? -EBADF : r;
 }
 

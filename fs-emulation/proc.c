@@ -6,6 +6,7 @@
  * This file walks /proc and serves it: which names exist, their links,
  * the listings of its directories; the contents of its files are made by
  * the generators of procfs_gen.c (procfs.h). */
+#include "core/creds.h"
 #include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
 
@@ -49,17 +50,33 @@ static const struct pentry pid_entries[] = {
 	{ "auxv", P_FILE },   { "exe", P_LINK },     { "cwd", P_LINK },       { "root", P_LINK },
 	{ "fd", P_DIR },      { "fdinfo", P_DIR },   { "task", P_DIR },       { NULL, 0 },
 };
-static const struct pentry sys_entries[] = { { "kernel", P_DIR }, { "vm", P_DIR }, { NULL, 0 } };
+static const struct pentry sys_entries[] = {
+	{ "kernel", P_DIR }, { "vm", P_DIR }, { "fs", P_DIR }, { NULL, 0 }
+};
+/* The read-only values (procfs_gen.c sys_passthrough) are the host
+ * kernel's constants and limits, which hold in the sandbox too. */
 /* clang-format off */
 static const struct pentry sys_kernel_entries[] = {
 	{ "hostname", P_FILE }, { "domainname", P_FILE }, { "osrelease", P_FILE },
-	{ "ostype", P_FILE }, { "pid_max", P_FILE }, { "random", P_DIR }, { NULL, 0 },
+	{ "ostype", P_FILE }, { "pid_max", P_FILE }, { "random", P_DIR },
+	{ "cap_last_cap", P_FILE }, { "ngroups_max", P_FILE }, { "overflowuid", P_FILE },
+	{ "overflowgid", P_FILE }, { "tainted", P_FILE }, { "threads-max", P_FILE },
+	{ "shmmax", P_FILE }, { "shmall", P_FILE }, { "shmmni", P_FILE }, { "msgmax", P_FILE },
+	{ "msgmnb", P_FILE }, { "msgmni", P_FILE }, { "sem", P_FILE }, { NULL, 0 },
+};
+static const struct pentry sys_fs_entries[] = {
+	{ "pipe-max-size", P_FILE }, { "pipe-user-pages-soft", P_FILE },
+	{ "pipe-user-pages-hard", P_FILE }, { "lease-break-time", P_FILE }, { "nr_open", P_FILE },
+	{ "file-max", P_FILE }, { NULL, 0 },
 };
 /* clang-format on */
 static const struct pentry sys_random_entries[] = { { "uuid", P_FILE },
 						    { "boot_id", P_FILE },
 						    { NULL, 0 } };
-static const struct pentry sys_vm_entries[] = { { "overcommit_memory", P_FILE }, { NULL, 0 } };
+static const struct pentry sys_vm_entries[] = { { "overcommit_memory", P_FILE },
+						{ "max_map_count", P_FILE },
+						{ "mmap_min_addr", P_FILE },
+						{ NULL, 0 } };
 
 /* An entry the host's kernel may not have: config.gz is there only with
  * CONFIG_IKCONFIG_PROC. */
@@ -169,7 +186,10 @@ static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
 	char hp[64];
 	snprintf(hp, sizeof hp, "/proc/%d/fd/%d", pid, fd);
 	struct stat st;
-	if (stat(hp, &st) < 0)
+	creds_proc_begin();
+	int sr = stat(hp, &st);
+	creds_proc_end();
+	if (sr < 0)
 		return -ENOENT;
 	const char *vp = reg_get(st.st_dev, st.st_ino);
 	if (vp) {
@@ -177,7 +197,9 @@ static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
 		return 0;
 	}
 	char host[PATH_MAX];
+	creds_proc_begin();
 	ssize_t n = readlink(hp, host, sizeof host - 1);
+	creds_proc_end();
 	if (n < 0)
 		return -ENOENT;
 	host[n] = '\0';
@@ -219,6 +241,8 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 			tab = sys_random_entries;
 		else if (strcmp(d.sub, "sys/vm") == 0)
 			tab = sys_vm_entries;
+		else if (strcmp(d.sub, "sys/fs") == 0)
+			tab = sys_fs_entries;
 		else if (d.sub[0])
 			return -ENOENT;
 		if (tab == top_entries && all_digits(name, strlen(name))) {
@@ -443,13 +467,17 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 			tab = sys_random_entries;
 		else if (strcmp(d->sub, "sys/vm") == 0)
 			tab = sys_vm_entries;
+		else if (strcmp(d->sub, "sys/fs") == 0)
+			tab = sys_fs_entries;
 	} else if (d->sub[0] == '\0') {
 		tab = pid_entries;
 	} else if (strcmp(d->sub, "fd") == 0 || strcmp(d->sub, "fdinfo") == 0 ||
 		   strcmp(d->sub, "task") == 0) {
 		char host[64];
 		snprintf(host, sizeof host, "/proc/%d/%s", d->pid, d->sub);
+		creds_proc_begin();
 		DIR *dp = opendir(host);
+		creds_proc_end();
 		struct dirent *de;
 		while (dp && pv_cur < PV_ENTRIES_MAX && (de = readdir(dp))) {
 			if (de->d_name[0] == '.')

@@ -24,6 +24,7 @@
 
 #include "core/machine.h"
 #include "core/hurry.h"
+#include "core/creds.h"
 #include "core/task.h"
 #include "fs-emulation/etc.h"
 #include "fs-emulation/procfs.h"
@@ -388,6 +389,42 @@ static void uuid_text(char *out, size_t len)
 		 b[13], b[14], b[15]);
 }
 
+/* /proc/sys values shown as the host's kernel has them: its constants and
+ * its limits, which hold for the sandbox's processes too (read-only: a
+ * write is refused like any write to /proc).  The IPC ones are the
+ * defaults of a new IPC namespace unless the host changed its own. */
+static bool sys_passthrough(const char *sub, const char *name, FILE *out)
+{
+	static const char *const kernel[] = { "cap_last_cap", "ngroups_max", "overflowuid",
+					      "overflowgid",  "tainted",     "threads-max",
+					      "shmmax",       "shmall",      "shmmni",
+					      "msgmax",       "msgmnb",      "msgmni",
+					      "sem",          NULL };
+	static const char *const fs[] = { "pipe-max-size",
+					  "pipe-user-pages-soft",
+					  "pipe-user-pages-hard",
+					  "lease-break-time",
+					  "nr_open",
+					  "file-max",
+					  NULL };
+	static const char *const vm[] = { "max_map_count", "mmap_min_addr", NULL };
+	const char *const *tab = strcmp(sub, "sys/kernel") == 0 ? kernel
+				 : strcmp(sub, "sys/fs") == 0   ? fs
+				 : strcmp(sub, "sys/vm") == 0   ? vm
+								: NULL;
+	for (; tab && *tab; tab++)
+		if (strcmp(*tab, name) == 0) {
+			char path[96], val[256];
+			snprintf(path, sizeof path, "/proc/%s/%s", sub, name);
+			host_value(path, val, sizeof val, "");
+			if (!val[0])
+				return false;
+			fprintf(out, "%s\n", val);
+			return true;
+		}
+	return false;
+}
+
 int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE *out)
 {
 	struct utsname u;
@@ -433,6 +470,8 @@ int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE 
 		return -ENOENT;
 	}
 	char val[128];
+	if (sys_passthrough(sub, name, out))
+		return 0;
 	if (strcmp(sub, "sys/kernel") == 0) {
 		if (strcmp(name, "hostname") == 0)
 			fprintf(out, "%s\n", machine_hostname(v->machine));
@@ -543,7 +582,28 @@ static int gen_pid_stat(pid_t id, FILE *out)
 
 /* /proc/PID/status: PPid as in stat, TracerPid 0 (moat traces every
  * sandbox process; nothing inside can trace another), the same stop. */
-static int gen_pid_status(pid_t id, FILE *out)
+/* An Uid:, Gid: or Groups: line of /proc/PID/status with its ids as the
+ * sandbox is shown them (creds_show_uid). */
+static void status_ids_shown(const struct vfs *v, const char *l, size_t klen, FILE *out)
+{
+	bool groups = klen == 7; /* "Groups:\t0 1 \n"; "Uid:\t0\t0\t0\t0\n" */
+	fprintf(out, "%.*s%s", (int)klen, l, groups ? "\t" : "");
+	const char *p = l + klen;
+	for (;;) {
+		char *end;
+		while (*p == '\t' || *p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		unsigned long id = strtoul(p, &end, 10);
+		fprintf(out, groups ? "%u " : "\t%u",
+			(unsigned)creds_show_uid(v->creds, (uid_t)id));
+		p = end;
+	}
+	fputs("\n", out);
+}
+
+static int gen_pid_status(const struct vfs *v, pid_t id, FILE *out)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", id);
@@ -559,6 +619,11 @@ static int gen_pid_status(pid_t id, FILE *out)
 			fputs("TracerPid:\t0\n", out);
 		else if (strncmp(l, "State:\tt", 8) == 0 && t && t->group_stopped)
 			fputs("State:\tT (stopped)\n", out);
+		else if (v->creds && v->creds->base &&
+			 (strncmp(l, "Uid:", 4) == 0 || strncmp(l, "Gid:", 4) == 0))
+			status_ids_shown(v, l, 4, out);
+		else if (v->creds && v->creds->base && strncmp(l, "Groups:", 7) == 0)
+			status_ids_shown(v, l, 7, out);
 		else
 			fprintf(out, "%s\n", l);
 	}
@@ -573,7 +638,9 @@ static int gen_pid_maps(struct vfs *v, pid_t id, const char *name, FILE *out)
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/%s", id, name);
 	size_t n;
+	creds_proc_begin();
 	char *s = slurp(path, &n);
+	creds_proc_end();
 	if (!s)
 		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
 	char *save;
@@ -683,7 +750,7 @@ int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, co
 	if (strcmp(name, "stat") == 0)
 		return gen_pid_stat(id, out);
 	if (strcmp(name, "status") == 0)
-		return gen_pid_status(id, out);
+		return gen_pid_status(v, id, out);
 	if (strcmp(name, "maps") == 0 || strcmp(name, "smaps") == 0)
 		return gen_pid_maps(v, id, name, out);
 	if (strcmp(name, "mountinfo") == 0)
@@ -715,7 +782,9 @@ int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, co
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/%s", id, name);
 	size_t n;
+	creds_proc_begin();
 	char *s = slurp(path, &n);
+	creds_proc_end();
 	if (!s)
 		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;
 	size_t cap = n + 1;
@@ -732,7 +801,9 @@ int procfs_gen_fdinfo(pid_t pid, const char *name, FILE *out)
 	char host[64];
 	snprintf(host, sizeof host, "/proc/%d/fdinfo/%s", pid, name);
 	size_t n;
+	creds_proc_begin();
 	char *s = slurp(host, &n);
+	creds_proc_end();
 	if (!s)
 		return -ENOENT;
 	fwrite(s, 1, n, out);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/task.h"
+#include "core/creds.h"
 #include "fs-emulation/fs.h"
 #include "syscall-table/handlers.h"
 
@@ -56,6 +57,15 @@ static int task_fd_stat(struct call *c, int fd, struct stat *st)
 	return r;
 }
 
+/* Owners as the sandbox is shown them (core/creds.h creds_show_uid):
+ * with a user namespace, its own ids and host root; anyone else the
+ * overflow id, as the kernel shows an unmapped owner. */
+static void show_owner(const struct call *c, uid_t *uid, gid_t *gid)
+{
+	*uid = creds_show_uid(c->creds, *uid);
+	*gid = creds_show_gid(c->creds, *gid);
+}
+
 static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi, int buf_argi,
 				  int atflags)
 {
@@ -97,6 +107,7 @@ static struct verdict stat_common(struct call *c, int dirfd_argi, int path_argi,
 	if (r < 0)
 		return v_error(-r);
 write:
+	show_owner(c, &st.st_uid, &st.st_gid);
 	if (call_write(c, c->arg[buf_argi], &st, sizeof st) < 0)
 		return v_error(EFAULT);
 	return v_value(0);
@@ -110,6 +121,7 @@ struct verdict sys_fstat(struct call *c)
 	int r = task_fd_stat(c, (int)c->arg[0], &st);
 	if (r < 0)
 		return v_error(-r);
+	show_owner(c, &st.st_uid, &st.st_gid);
 	return call_write(c, c->arg[1], &st, sizeof st) < 0 ? v_error(EFAULT) : v_value(0);
 }
 
@@ -231,6 +243,7 @@ struct verdict sys_statx(struct call *c)
 			return v_error(-r);
 	}
 standin:
+	show_owner(c, &sx.stx_uid, &sx.stx_gid);
 	if (call_write(c, buf, &sx, sizeof sx) < 0)
 		return v_error(EFAULT);
 	return v_value(0);

@@ -135,6 +135,64 @@ static void test_stall(const char *name)
 	close(p[1]);
 }
 
+/* `n` ids after `key` ("\nUid:") in /proc status text `st`.  0 or -1. */
+static int status_ids(const char *st, const char *key, unsigned *id, int n, int *got)
+{
+	const char *p = strstr(st, key);
+	*got = 0;
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*got < n) {
+		char *end;
+		while (*p == '\t' || *p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		id[(*got)++] = (unsigned)strtoul(p, &end, 10);
+		p = end;
+	}
+	return 0;
+}
+
+/* The ids of a task whose own may have changed (sys_setid), from
+ * /proc/TID/status, in moat's (host) terms: moat acts with its fs ids and
+ * groups, and its effective ids are what the kernel records for sockets.
+ * The namespace's root (`base`) is served as host root (docs/design.md
+ * "Root inside").  Unreadable (the task is going): the last ones stay. */
+static void task_creds_read(struct task *t, const struct creds *sbc)
+{
+	char path[64], st[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", t->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, st, sizeof st - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	st[n] = '\0';
+	unsigned u[4], g[4], gr[CREDS_GROUPS_MAX];
+	int nu, ng, ngr;
+	if (status_ids(st, "\nUid:", u, 4, &nu) < 0 || status_ids(st, "\nGid:", g, 4, &ng) < 0 ||
+	    nu != 4 || ng != 4)
+		return;
+	status_ids(st, "\nGroups:", gr, CREDS_GROUPS_MAX, &ngr);
+	struct creds cr = *sbc;
+	cr.uid = u[3] == sbc->base ? 0 : u[3];
+	cr.gid = g[3] == sbc->base ? 0 : g[3];
+	cr.id_uid = u[1];
+	cr.id_gid = g[1];
+	cr.ngroups = 0;
+	for (int i = 0; i < ngr; i++)
+		cr.groups[cr.ngroups++] = gr[i] == sbc->base ? 0 : gr[i];
+	if (!cr.ngroups) /* none: its own gid stands in (it is checked anyway) */
+		cr.groups[cr.ngroups++] = cr.gid;
+	t->creds = cr;
+	t->creds_set = true;
+	t->creds_stale = false;
+}
+
 /* What a call is, the same whether it was notified or stopped: its
  * thread, the sandbox's views, its six argument registers, the table
  * entry, empty audit material. */
@@ -160,6 +218,12 @@ static void call_fill(struct call *c, struct sandbox *sb, pid_t tid, long nr, co
 	c->exec = NULL;
 	c->ent = sc_lookup(nr);
 	c->task = task_find(tid);
+	/* The ids moat serves it with: its own once it changed them. */
+	if (c->task && c->task->creds_stale)
+		task_creds_read(c->task, &sb->creds);
+	if (c->task && c->task->creds_set)
+		c->creds = &c->task->creds;
+	creds_call(c->creds);
 }
 
 void dispatch_prepare(struct call *c, const struct seccomp_notif *n)

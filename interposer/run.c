@@ -37,6 +37,7 @@
 #include "interposer/notify.h"
 #include "interposer/sandbox.h"
 #include "interposer/trace.h"
+#include "interposer/userns.h"
 #include "interposer/watchdog.h"
 #include "net-stub/net.h"
 #include "syscall-table/filter.h"
@@ -75,11 +76,23 @@
  * listener's fd number, or the setup step that failed and its errno.  One
  * write below PIPE_BUF: it arrives whole or not at all. */
 struct child_msg {
-	int err; /* errno of the failed step; 0: `fd` is the listener */
-	int fd;
+	int err;       /* errno of the failed step; 0: `fd` is the listener */
+	int fd;        /* or CHILD_MSG_MAP: map my new user namespace, then "m" */
 	bool killable; /* the filter waits killably once a call is received */
 	char step[32]; /* the step, as moat names it to the user */
 };
+
+#define CHILD_MSG_MAP (-2)
+
+/* The capabilities of the sandbox's root in its own user namespace
+ * (docs/design.md "Root inside"): Docker's default set less what moat
+ * refuses or serves itself anyway (NET_RAW, MKNOD, AUDIT_WRITE, SETFCAP,
+ * SYS_CHROOT).  The kernel checks them only against the namespace's own
+ * ids and objects. */
+#define ROOT_CAPS                                                                                  \
+	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_FOWNER) |                 \
+	 (1ULL << CAP_FSETID) | (1ULL << CAP_KILL) | (1ULL << CAP_SETGID) | (1ULL << CAP_SETUID) | \
+	 (1ULL << CAP_SETPCAP) | (1ULL << CAP_NET_BIND_SERVICE))
 
 /* All the child reads of moat's, copied before the clone (launch_fork). */
 struct child_plan {
@@ -88,6 +101,7 @@ struct child_plan {
 	int moat_end[3];             /* moat's ends: closed at once */
 	int netns;                   /* its world's namespace to enter, or -1 */
 	int out_wr[2];               /* its stdout and stderr, or -1: moat's own */
+	bool userns;                 /* a user namespace of its own: uid, gid are its */
 	uid_t uid;
 	gid_t gid;
 	/* Its rlimits (limits_child_plan): RLIM_NLIMITS for an unused one */
@@ -145,18 +159,21 @@ CHILD_FN static _Noreturn void child_fail(const struct child_plan *p, const char
  * uid switch clears it).  The first failure ends it: EINVAL past the
  * kernel's last capability, or EPERM for all of them without
  * CAP_SETPCAP. */
-CHILD_FN static void drop_bounding(void)
+CHILD_FN static void drop_bounding(unsigned long long keep)
 {
 	for (int c = 0; c <= 63; c++)
-		if (child_sys(SYS_prctl, PR_CAPBSET_DROP, c) < 0)
+		if (!(keep & (1ULL << c)) && child_sys(SYS_prctl, PR_CAPBSET_DROP, c) < 0)
 			break;
 }
 
-/* The ambient and the three sets (the bounding set went first). */
-CHILD_FN static void drop_caps(void)
+/* The ambient and the three sets (the bounding set went first): `keep`
+ * permitted and effective, nothing inheritable. */
+CHILD_FN static void drop_caps(unsigned long long keep)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
+	d[0].permitted = d[0].effective = (uint32_t)keep;
+	d[1].permitted = d[1].effective = (uint32_t)(keep >> 32);
 	child_sys(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL);
 	child_sys(SYS_capset, &h, d);
 }
@@ -168,6 +185,20 @@ CHILD_FN static void child_enter(const struct child_plan *p)
 	/* The private network world (net-stub/netns.c), while we may. */
 	if (p->netns >= 0 && (r = child_sys(SYS_setns, p->netns, CLONE_NEWNET)) < 0)
 		child_fail(p, "setns (network)", r);
+	/* Root inside: a user namespace of its own, whose ids moat maps to
+	 * the sandbox's range of host ids (interposer/userns.c) while the
+	 * child waits.  After the network namespace (which stays the
+	 * host's user namespace's) and before the IPC one (which is then
+	 * the sandbox root's own). */
+	if (p->userns) {
+		if ((r = child_sys(SYS_unshare, CLONE_NEWUSER)) < 0)
+			child_fail(p, "unshare (user namespace)", r);
+		struct child_msg m = { .err = 0, .fd = CHILD_MSG_MAP };
+		char go;
+		if (child_sys(SYS_write, p->msg_wr, &m, sizeof m) != sizeof m ||
+		    child_sys(SYS_read, p->sync_rd, &go, 1) != 1 || go != 'm')
+			child_exit(125);
+	}
 	/* With it (moat root, the filter's first variant) an IPC namespace
 	 * of its own: SysV IPC and POSIX message queues run in the kernel
 	 * there, and reach no key, id or queue name of the host's. */
@@ -210,8 +241,19 @@ CHILD_FN static void child_drop(const struct child_plan *p)
 	long r;
 	if ((r = child_sys(SYS_chdir, p->empty)) < 0)
 		child_fail(p, "chdir", r);
-	drop_bounding();
-	if (child_sys(SYS_geteuid) == 0) {
+	drop_bounding(p->userns ? ROOT_CAPS : 0);
+	if (p->userns) {
+		/* Its ids in its namespace (the capabilities the namespace's
+		 * creator has there allow it).  Nothing of moat's memory is in
+		 * reach meanwhile: no other process has these ids yet. */
+		gid_t g = p->gid;
+		if ((r = child_sys(SYS_setgroups, 1, &g)) < 0)
+			child_fail(p, "setgroups", r);
+		if ((r = child_sys(SYS_setresgid, p->gid, p->gid, p->gid)) < 0)
+			child_fail(p, "setresgid", r);
+		if ((r = child_sys(SYS_setresuid, p->uid, p->uid, p->uid)) < 0)
+			child_fail(p, "setresuid", r);
+	} else if (child_sys(SYS_geteuid) == 0) {
 		gid_t g = p->gid;
 		if ((r = child_sys(SYS_setgroups, 1, &g)) < 0)
 			child_fail(p, "setgroups", r);
@@ -227,7 +269,7 @@ CHILD_FN static void child_drop(const struct child_plan *p)
 		if ((r = child_sys(SYS_setresuid, p->uid, p->uid, 0)) < 0)
 			child_fail(p, "setresuid", r);
 	}
-	drop_caps();
+	drop_caps(p->userns ? ROOT_CAPS : 0);
 	/* Without capabilities: a hard limit of the caller's stays (moat
 	 * raised its own for --open-files-limit where it could, cli) */
 	for (int i = 0; i < LIMITS_CHILD_MAX; i++) {
@@ -551,8 +593,9 @@ static void launch_plan(struct launch *l, struct child_plan *p)
 				  .moat_end = { l->sync[1], l->msg[0], l->errp[0] },
 				  .netns = net_enter_fd(sb->net),
 				  .out_wr = { sb->out.wr[0], sb->out.wr[1] },
-				  .uid = sb->creds.uid,
-				  .gid = sb->creds.gid,
+				  .userns = sb->creds.base != 0,
+				  .uid = creds_show_uid(&sb->creds, sb->creds.id_uid),
+				  .gid = creds_show_gid(&sb->creds, sb->creds.id_gid),
 
 				  .prog = l->prog,
 				  .argv = sb->opt.argv,
@@ -701,6 +744,14 @@ static int launch_listener(struct launch *l)
 		fprintf(stderr, "moat: warning: no serving thread (%s): the loop serves calls\n",
 			strerror(-nr));
 	ssize_t n = read(l->msg[0], &l->said, sizeof l->said);
+	if (n == (ssize_t)sizeof l->said && !l->said.err && l->said.fd == CHILD_MSG_MAP) {
+		int r = userns_map(l->child, sb->creds.base);
+		if (r < 0)
+			return launch_fail(l, -r, "uid_map", "(the sandbox's user namespace)");
+		if (write(l->sync[1], "m", 1) != 1)
+			return launch_fail(l, errno, "sync", "(mapped)");
+		n = read(l->msg[0], &l->said, sizeof l->said);
+	}
 	if (n != (ssize_t)sizeof l->said)
 		return launch_fail(l, n < 0 ? errno : 0, "the first process died in its setup",
 				   NULL);

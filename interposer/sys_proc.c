@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/creds.h"
 #include "core/machine.h"
 #include "core/task.h"
 #include "fs-emulation/vfs.h"
@@ -247,7 +248,9 @@ struct verdict sys_ioctl(struct call *c)
 		 * the sandbox's: then TIOCSCTTY is refused outright. */
 		char link[64], host[64];
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, (int)c->arg[0]);
+		creds_proc_begin();
 		ssize_t l = readlink(link, host, sizeof host - 1);
+		creds_proc_end();
 		if (l > 9) {
 			host[l] = '\0';
 			if (strncmp(host, "/dev/pts/", 9) == 0 &&
@@ -367,8 +370,9 @@ struct verdict sys_capget(struct call *c)
 	int r = (int)syscall(SYS_capget, &ask, c->arg[1] ? data : NULL);
 	int e = errno;
 	/* An unknown version: the kernel names the one it prefers in the
-	 * header, and so does this. */
-	if (r < 0 && e == EINVAL && ask.version != hdr.version) {
+	 * header (and answers 0 to a probe without data, EINVAL else), and
+	 * so does this. */
+	if (ask.version != hdr.version) {
 		hdr.version = ask.version;
 		if (call_write(c, c->arg[0], &hdr, sizeof hdr) < 0)
 			return v_error(EFAULT);
@@ -415,4 +419,16 @@ struct verdict sys_ipc_shared(struct call *c)
 struct verdict sys_clone3(struct call *c)
 {
 	return v_error(ENOSYS);
+}
+
+/* setuid and the rest: the kernel decides, by the capabilities the caller
+ * has in the sandbox's own user namespace.  moat only learns that the
+ * caller's ids may change, and reads them again before it serves the
+ * caller's next call (dispatch.c): what moat does for a process that gave
+ * up root is done with the ids it took (docs/design.md "Root inside"). */
+struct verdict sys_setid(struct call *c)
+{
+	if (c->creds->base && c->task)
+		c->task->creds_stale = true;
+	return v_continue();
 }

@@ -78,6 +78,11 @@ static void link_child(struct sandbox *sb, struct task *parent, pid_t child, int
 		np->refs++;
 	}
 	t->linked = true;
+	/* Its parent's ids, as the kernel copies them (stale too: a change
+	 * the parent made may have been under way). */
+	t->creds_set = parent->creds_set;
+	t->creds_stale = parent->creds_stale;
+	t->creds = parent->creds;
 	limits_proc_born(sb, flags & CLONE_THREAD);
 	if (held) {
 		t->held = false;
@@ -383,7 +388,9 @@ static void exec_event(struct sandbox *sb, pid_t pid)
 			/* What the kernel mapped as the interpreter (AT_BASE), not
 			 * what the ELF header seemed to say: a header libelf reads
 			 * differently from the kernel must not smuggle one in. */
+			creds_admin_begin(&sb->creds); /* auxv is 0400, the task's */
 			long long base = at_base(pid);
+			creds_admin_end(&sb->creds);
 			dev_t idev;
 			ino_t iino;
 			rule = "exec.interpreter-mismatch";

@@ -173,7 +173,9 @@ unsigned sock_fd_cloexec(struct call *c, int fd)
 {
 	char path[64], line[128];
 	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", c->task->proc->tgid, fd);
+	creds_proc_begin();
 	FILE *f = fopen(path, "re");
+	creds_proc_end();
 	unsigned r = 0;
 	while (f && fgets(line, sizeof line, f)) {
 		unsigned long fl;
@@ -323,8 +325,12 @@ struct verdict sys_listen(struct call *c)
 					    : v_error(-r);
 		}
 	}
+	/* With the caller's ids: listen records them as the credentials a
+	 * connecting peer reads (SO_PEERCRED), which must not be root's. */
+	creds_identity_begin(c->creds);
 	int r = listen(s, (int)c->arg[1]);
 	int e = errno;
+	creds_identity_end(c->creds);
 	call_putfd(s);
 	return r < 0 ? v_error(e) : v_value(0);
 }

@@ -58,6 +58,7 @@ H(sys_fcntl);            /* F_SETOWN/F_SETOWN_EX: sandbox owners only */
 H(sys_capget);           /* capget(hdr->pid): own or sandbox only */
 H(sys_clock);            /* a CPU clock of another pid: sandbox only */
 H(sys_clone3);           /* ENOSYS: glibc falls back to clone */
+H(sys_setid);            /* setuid and the rest: ids read again after */
 H(sys_ipc_shared);       /* SysV IPC, mq_open without an IPC namespace of its own */
 
 /* interposer/sys_uname.c: the sandbox's own nodename, uptime, processes */

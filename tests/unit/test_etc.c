@@ -56,11 +56,11 @@ static int passwd_entries(struct passwd *out, char names[][32], char homes[][64]
 
 START_TEST(test_passwd_default_uid)
 {
-	struct passwd pw[8];
-	char names[8][32], homes[8][64], shells[8][64];
+	struct passwd pw[32];
+	char names[32][32], homes[32][64], shells[32][64];
 	view(65534, 65534, "");
-	int n = passwd_entries(pw, names, homes, shells, 8);
-	ck_assert_int_eq(n, 3);
+	int n = passwd_entries(pw, names, homes, shells, 32);
+	ck_assert_int_eq(n, 19); /* root, sandbox, 16 of Debian's, nobody */
 	ck_assert_str_eq(names[0], "root");
 	ck_assert_int_eq(pw[0].pw_uid, 0);
 	ck_assert_str_eq(homes[0], "/root");
@@ -70,36 +70,44 @@ START_TEST(test_passwd_default_uid)
 	ck_assert_int_eq(pw[1].pw_gid, 65534);
 	ck_assert_str_eq(homes[1], "/workspace");
 	ck_assert_str_eq(shells[1], "/bin/sh");
-	ck_assert_str_eq(names[2], "nobody");
-	ck_assert_int_eq(pw[2].pw_uid, 65534);
+	/* Debian's system accounts, by their fixed ids: _apt is 42 */
+	ck_assert_str_eq(names[2], "daemon");
+	ck_assert_int_eq(pw[2].pw_uid, 1);
+	ck_assert_str_eq(names[17], "_apt");
+	ck_assert_int_eq(pw[17].pw_uid, 42);
+	ck_assert_str_eq(names[18], "nobody");
+	ck_assert_int_eq(pw[18].pw_uid, 65534);
 }
 END_TEST
 
 START_TEST(test_passwd_other_ids)
 {
-	struct passwd pw[8];
-	char names[8][32], homes[8][64], shells[8][64];
+	struct passwd pw[32];
+	char names[32][32], homes[32][64], shells[32][64];
 	view(1000, 1001, "");
-	int n = passwd_entries(pw, names, homes, shells, 8);
-	ck_assert_int_eq(n, 3);
+	int n = passwd_entries(pw, names, homes, shells, 32);
+	ck_assert_int_eq(n, 19);
 	ck_assert_str_eq(names[1], "sandbox");
 	ck_assert_int_eq(pw[1].pw_uid, 1000);
 	ck_assert_int_eq(pw[1].pw_gid, 1001);
-	/* Nothing of the host's accounts. */
-	ck_assert_ptr_null(strstr(gen("passwd"), "daemon"));
+	/* Nothing of the host's accounts: no user id but the sandbox's own
+	 * among a distribution's users' (1000 to 59999). */
+	for (int i = 0; i < n; i++)
+		ck_assert(i == 1 || pw[i].pw_uid < 1000 || pw[i].pw_uid >= 60000);
 }
 END_TEST
 
 START_TEST(test_passwd_root_sandbox)
 {
-	struct passwd pw[8];
-	char names[8][32], homes[8][64], shells[8][64];
+	struct passwd pw[32];
+	char names[32][32], homes[32][64], shells[32][64];
 	view(0, 0, "");
-	int n = passwd_entries(pw, names, homes, shells, 8);
-	ck_assert_int_eq(n, 2);
+	int n = passwd_entries(pw, names, homes, shells, 32);
+	ck_assert_int_eq(n, 18);
 	ck_assert_str_eq(names[0], "root");
 	ck_assert_str_eq(homes[0], "/workspace");
-	ck_assert_str_eq(names[1], "nobody");
+	ck_assert_str_eq(names[1], "daemon");
+	ck_assert_str_eq(names[17], "nobody");
 	ck_assert_ptr_null(strstr(gen("passwd"), "sandbox"));
 }
 END_TEST
@@ -111,24 +119,28 @@ START_TEST(test_group)
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 	ck_assert_ptr_nonnull(f);
 	struct group *gr;
-	char names[8][32];
-	gid_t gids[8];
+	char names[48][32];
+	gid_t gids[48];
 	int n = 0;
-	while ((gr = fgetgrent(f)) && n < 8) {
+	while ((gr = fgetgrent(f)) && n < 48) {
 		snprintf(names[n], 32, "%s", gr->gr_name);
 		gids[n++] = gr->gr_gid;
 	}
 	fclose(f);
-	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(n, 39); /* root, sandbox, 36 of Debian's, nogroup */
 	ck_assert_str_eq(names[0], "root");
 	ck_assert_int_eq(gids[0], 0);
 	ck_assert_str_eq(names[1], "sandbox");
 	ck_assert_int_eq(gids[1], 1001);
-	ck_assert_str_eq(names[2], "nogroup");
-	ck_assert_int_eq(gids[2], 65534);
+	ck_assert_str_eq(names[2], "daemon");
+	ck_assert_int_eq(gids[2], 1);
+	ck_assert_str_eq(names[38], "nogroup");
+	ck_assert_int_eq(gids[38], 65534);
 
 	view(0, 0, "");
-	ck_assert_str_eq(gen("group"), "root:x:0:\nnogroup:x:65534:\n");
+	const char *root = gen("group");
+	ck_assert_ptr_null(strstr(root, "sandbox"));
+	ck_assert(strncmp(root, "root:x:0:\ndaemon:x:1:\n", 22) == 0);
 }
 END_TEST
 

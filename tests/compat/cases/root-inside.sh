@@ -1,0 +1,46 @@
+# root-inside: the sandbox's root (--uid 0) switches users as root does
+# (setresuid, setgroups, setpriv), a process that gave up root gets only
+# what its new ids may have (a file root made 0600 stays closed to it, a
+# file it makes is its own), and Debian's system accounts have their names.
+# Natively this runs as root.
+MOAT_ARGS=(--uid 0 --gid 0)
+case_ 'cd "$1" || exit 90
+python3 - <<"EOF"
+import errno, os, pwd, grp, sys
+print("ids", os.getuid(), os.getgid())
+print("accounts", pwd.getpwnam("daemon").pw_uid, pwd.getpwnam("_apt").pw_uid, grp.getgrnam("bin").gr_gid)
+sys.stdout.flush()
+os.mkdir("shared", 0o777)
+os.chmod("shared", 0o777)
+with open("secret", "w") as f:
+    f.write("root only\n")
+os.chmod("secret", 0o600)
+pid = os.fork()
+if pid == 0:
+    os.setgroups([4])
+    os.setresgid(1000, 1000, 1000)
+    os.setresuid(1000, 1000, 1000)
+    print("child", os.getresuid(), os.getresgid(), os.getgroups())
+    try:
+        open("secret").read()
+        print("secret: read")
+    except OSError as e:
+        print("secret:", errno.errorcode[e.errno])
+    with open("shared/mine", "w") as f:
+        f.write("x")
+    try:
+        os.setuid(0)
+        print("back to root")
+    except OSError as e:
+        print("setuid(0):", errno.errorcode[e.errno])
+    sys.stdout.flush()
+    os._exit(0)
+sys.stdout.flush()
+os.waitpid(pid, 0)
+st = os.stat("shared/mine")
+print("owner", st.st_uid, st.st_gid)
+status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+print("status", status["Uid"].split(), status["Gid"].split())
+EOF
+setpriv --reuid=1000 --regid=1000 --clear-groups id -u
+setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"'
