@@ -1,6 +1,7 @@
 /* The supervisor's credentials: fsuid/fsgid and capability switches. */
 #include "core/creds.h"
 
+#include <errno.h>
 #include <linux/capability.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
@@ -99,10 +100,16 @@ void creds_call(const struct creds *cr)
 		apply_ids(cr);
 }
 
+bool creds_proc_switches(void)
+{
+	const struct creds *cr = call_creds;
+	return cr && cr->as_root && (cr->uid != cr->id_uid || cr->gid != cr->id_gid);
+}
+
 void creds_proc_begin(void)
 {
 	const struct creds *cr = call_creds;
-	if (!cr || !cr->as_root || (cr->uid == cr->id_uid && cr->gid == cr->id_gid))
+	if (!creds_proc_switches())
 		return;
 	setfsgid(cr->id_gid);
 	setfsuid(cr->id_uid);
@@ -114,6 +121,17 @@ void creds_proc_end(void)
 	const struct creds *cr = call_creds;
 	if (cr && cr->as_root && !held.fs_valid)
 		apply_ids(cr);
+}
+
+int creds_host_id(const struct creds *cr, uint32_t id, uint32_t *host)
+{
+	*host = id;
+	if (!cr->base || id == (uint32_t)-1 || id == 0)
+		return 0;
+	if (id >= CREDS_NS_RANGE)
+		return -EINVAL;
+	*host = cr->base + id;
+	return 0;
 }
 
 uid_t creds_show_uid(const struct creds *cr, uid_t host)

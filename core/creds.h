@@ -8,6 +8,7 @@
 #define MOAT_CREDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CREDS_GROUPS_MAX 32
@@ -49,6 +50,14 @@ void creds_call(const struct creds *cr);
  * Ended by creds_proc_end. */
 void creds_proc_begin(void);
 void creds_proc_end(void);
+/* Would creds_proc_begin switch anything?  (A caller that can do without
+ * /proc, with a pidfd, saves the switch: four credential changes.) */
+bool creds_proc_switches(void);
+/* A sandbox id (as the caller named it) as the host's: -1 stays -1,
+ * without a user namespace nothing changes; with one, root is host root
+ * (moat serves the sandbox's root so) and k is base + k.  -EINVAL for an
+ * id the namespace does not map. */
+int creds_host_id(const struct creds *cr, uint32_t id, uint32_t *host);
 /* An id of the host as the sandbox is shown it: itself without a user
  * namespace; with one the sandbox's id for it (host root, which moat
  * serves the sandbox's root as, included), else the overflow id 65534. */

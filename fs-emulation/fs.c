@@ -273,18 +273,28 @@ int fs_vpath_of_fd(struct vfs *v, int fd, char *out, size_t len)
 }
 
 /* One look at fd `fd` of thread `tid` through its magic link (`link`
- * gets its path): the statx that names the file. */
+ * gets its path): the statx that names the file.  Where moat's fs ids
+ * are not the thread's own (the root inside, served as host root: its
+ * /proc is not moat's to read without a switch of ids) the link is of a
+ * copy of the fd, *copy, which the caller closes; else *copy is -1. */
 static int task_fd_look(pid_t tid, int fd, char *link, size_t linklen, struct stat *st,
-			struct fd_id *id)
+			struct fd_id *id, int *copy)
 {
+	*copy = -1;
 	if (fd < 0)
 		return -EBADF;
+	if (creds_proc_switches()) {
+		struct task *t = task_find(tid);
+		*copy = t && t->proc ? (int)syscall(SYS_pidfd_getfd, t->proc->pidfd, fd, 0) : -1;
+		if (*copy < 0)
+			return -EBADF;
+		snprintf(link, linklen, "/proc/self/fd/%d", *copy);
+		return statx_id(AT_FDCWD, link, 0, st, id);
+	}
 	snprintf(link, linklen, "/proc/%d/fd/%d", tid, fd);
 	/* One lookup through the kernel's magic link instead of pidfd_getfd,
 	 * fstat and close: the same file the caller's fd names now. */
-	creds_proc_begin();
 	int r = statx_id(AT_FDCWD, link, 0, st, id);
-	creds_proc_end();
 	return r == -ENOENT ? -EBADF : r;
 }
 
@@ -292,10 +302,14 @@ int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 {
 	char link[64], host[PATH_MAX];
 	struct fd_id id;
-	int r = task_fd_look(c->tid, fd, link, sizeof link, st, &id);
+	int copy;
+	int r = task_fd_look(c->tid, fd, link, sizeof link, st, &id, &copy);
 	struct vfs *v = c->vfs;
-	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev)
+	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev) {
+		if (copy >= 0)
+			close(copy);
 		return r;
+	}
 	/* Maybe an overlay's copy: it shows the identity of the lower entry
 	 * it was copied from (vfs_origin_of_host), found by its host path. */
 	ssize_t n = host_of_link(v, link, st, &id, false, host, sizeof host);
@@ -303,6 +317,8 @@ int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 		host[n] = '\0';
 		vfs_origin_of_host(v, host, st);
 	}
+	if (copy >= 0)
+		close(copy);
 	return 0;
 }
 
@@ -310,10 +326,17 @@ int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, st
 {
 	char link[64], host[PATH_MAX];
 	struct fd_id id;
-	int r = task_fd_look(tid, fd, link, sizeof link, st, &id);
-	if (r < 0)
+	int copy;
+	int r = task_fd_look(tid, fd, link, sizeof link, st, &id, &copy);
+	if (r < 0) {
+		if (copy >= 0)
+			close(copy);
 		return r;
-	ssize_t n = host_of_link(v, link, st, &id, false, host, sizeof host);
+	}
+	/* A copy is moat's own fd: nobody swaps it (own). */
+	ssize_t n = host_of_link(v, link, st, &id, copy >= 0, host, sizeof host);
+	if (copy >= 0)
+		close(copy);
 	return vpath_of_host_link(v, host, n, st, out, len);
 }
 

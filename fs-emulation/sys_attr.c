@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "core/creds.h"
 #include "core/task.h"
 #include "fs-emulation/fs.h"
 #include "syscall-table/handlers.h"
@@ -43,6 +44,21 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags, s
 	return -1;
 }
 
+/* The sandbox's root over a node of the sandbox's own layers (a tmpfs
+ * mount, an overlay's upper layer: reached beneath their roots, never a
+ * host file) owned by host root or one of the sandbox's ids: what root's
+ * CAP_CHOWN and CAP_FOWNER allow there, moat does with its own
+ * capabilities for that one change (docs/design.md "Root inside"). */
+static bool root_over(const struct call *c, const struct vfs_path *p)
+{
+	const struct creds *cr = c->creds;
+	if (!cr->base || cr->uid != 0)
+		return false;
+	bool own = p->mnt->kind == MNT_TMPFS || (p->mnt->kind == MNT_OVERLAY && p->upper);
+	uid_t u = p->st.st_uid;
+	return own && (u == 0 || (u >= cr->base && u - cr->base < CREDS_NS_RANGE));
+}
+
 static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
 				   int flags)
 {
@@ -60,6 +76,9 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 		int fd = fs_opath(c, &p);
 		char self[64];
 		fs_fdpath(fd, self, sizeof self);
+		bool over = fd >= 0 && p.st.st_uid != 0 && root_over(c, &p);
+		if (over)
+			creds_admin_begin(c->creds);
 		if (fd < 0)
 			v = v_error(-fd);
 		else
@@ -67,6 +86,8 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 					    0
 				    ? v_error(errno)
 				    : v_value(0);
+		if (over)
+			creds_admin_end(c->creds);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -90,13 +111,22 @@ static struct verdict chown_common(struct call *c, int dirfd_argi, int path_argi
 {
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return v_error(EINVAL);
+	uint32_t hu, hg;
+	if (creds_host_id(c->creds, uid, &hu) < 0 || creds_host_id(c->creds, gid, &hg) < 0)
+		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
-	int r = p.parent >= 0 ? fchownat(p.parent, p.name, uid, gid, AT_SYMLINK_NOFOLLOW)
-			      : fchownat(vfs_root_fd(&p), "", uid, gid, AT_EMPTY_PATH);
-	v = r < 0 ? v_error(errno) : v_value(0);
+	bool over = root_over(c, &p);
+	if (over)
+		creds_admin_begin(c->creds);
+	int r = p.parent >= 0 ? fchownat(p.parent, p.name, hu, hg, AT_SYMLINK_NOFOLLOW)
+			      : fchownat(vfs_root_fd(&p), "", hu, hg, AT_EMPTY_PATH);
+	int e = errno;
+	if (over)
+		creds_admin_end(c->creds);
+	v = r < 0 ? v_error(e) : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -349,7 +379,13 @@ struct verdict sys_fchown(struct call *c)
 	int fd = meta_fd(c, (int)c->arg[0]);
 	if (fd < 0)
 		return v_error(-fd);
-	int r = fchown(fd, (uid_t)c->arg[1], (gid_t)c->arg[2]);
+	uint32_t hu, hg;
+	if (creds_host_id(c->creds, (uint32_t)c->arg[1], &hu) < 0 ||
+	    creds_host_id(c->creds, (uint32_t)c->arg[2], &hg) < 0) {
+		close(fd);
+		return v_error(EINVAL);
+	}
+	int r = fchown(fd, hu, hg);
 	int e = errno;
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);

@@ -241,7 +241,7 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 	struct stat st;
 	int r = call_read_path(c, opath, 0);
 	if (r < 0)
-		return v_error(EFAULT);
+		return v_error(r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
 	if ((flags & AT_EMPTY_PATH) && c->path[0][0] == '\0') {
 		/* linkat(fd, "", ...): give a name to an open file (O_TMPFILE). */
 		int fd = (int)c->arg[odir];

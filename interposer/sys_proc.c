@@ -32,7 +32,51 @@ static int send_proc(struct proc *p, int sig, siginfo_t *info)
 	return syscall(SYS_pidfd_send_signal, p->pidfd, sig, info, 0) < 0 ? -errno : 0;
 }
 
+/* Real, effective, saved uid (host ids) and CapEff of thread `tid` from
+ * /proc.  0, or -1 when it is gone. */
+static int signal_creds(pid_t tid, unsigned ids[3], unsigned long long *capeff)
+{
+	char path[64], st[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, st, sizeof st - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	st[n] = '\0';
+	const char *u = strstr(st, "\nUid:"), *k = strstr(st, "\nCapEff:");
+	if (!u || !k || sscanf(u + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) != 3 ||
+	    sscanf(k + 8, "%llx", capeff) != 1)
+		return -1;
+	return 0;
+}
+
+/* May the caller signal process `p`?  As the kernel decides for a
+ * sender (kill_ok_by_cred): its real or effective uid is the target's
+ * real or saved one, or it holds CAP_KILL (the root inside), or the
+ * signal is SIGCONT within its session.  moat sends with its own
+ * credentials, so it asks first; only with a user namespace, where the
+ * sandbox's processes can have different ids (without one they all have
+ * the sandbox's). */
+static bool may_signal(const struct call *c, const struct proc *p, int sig)
+{
+	if (!c->creds->base)
+		return true;
+	unsigned a[3], b[3];
+	unsigned long long ca, cb;
+	if (signal_creds(c->tid, a, &ca) < 0 || signal_creds(p->tgid, b, &cb) < 0)
+		return true; /* the target is going: pidfd_send_signal decides */
+	if (ca & (1ULL << CAP_KILL))
+		return true;
+	if (a[1] == b[0] || a[1] == b[2] || a[0] == b[0] || a[0] == b[2])
+		return true;
+	return sig == SIGCONT && getsid(c->task->proc->tgid) == getsid(p->tgid);
+}
+
 struct group_kill {
+	const struct call *c;
 	pid_t pgid; /* 0: every process but the caller */
 	pid_t skip;
 	int sig;
@@ -46,7 +90,7 @@ static int kill_member(struct proc *p, void *arg)
 		return 0;
 	if (g->pgid && getpgid(p->tgid) != g->pgid)
 		return 0;
-	int r = send_proc(p, g->sig, NULL);
+	int r = may_signal(g->c, p, g->sig) ? send_proc(p, g->sig, NULL) : -EPERM;
 	if (r == 0)
 		g->sent++;
 	else
@@ -68,12 +112,12 @@ struct verdict sys_kill(struct call *c)
 		struct proc *p = t && t->proc ? t->proc : proc_find(pid);
 		if (!p)
 			return outside(c, pid);
-		int r = send_proc(p, sig, NULL);
+		int r = may_signal(c, p, sig) ? send_proc(p, sig, NULL) : -EPERM;
 		return r < 0 ? v_error(-r) : v_value(0);
 	}
 	/* kill(-1) means every sandbox process; a group means its sandbox
 	 * members — nothing outside is ever counted. */
-	struct group_kill g = { .sig = sig };
+	struct group_kill g = { .c = c, .sig = sig };
 	if (pid == -1) {
 		g.skip = self;
 	} else {
@@ -98,7 +142,7 @@ static struct verdict thread_kill(struct call *c, pid_t tgid, pid_t tid, int sig
 	struct task *t = task_find(tid);
 	if (!t || !t->proc || (tgid > 0 && t->proc->tgid != tgid))
 		return outside(c, tid);
-	int r = task_signal(t, sig);
+	int r = may_signal(c, t->proc, sig) ? task_signal(t, sig) : -EPERM;
 	return r < 0 ? v_error(-r) : v_value(0);
 }
 
@@ -123,7 +167,7 @@ struct verdict sys_rt_sigqueueinfo(struct call *c)
 	siginfo_t si;
 	if (call_read(c, c->arg[2], &si, sizeof si) < 0)
 		return v_error(EFAULT);
-	int r = send_proc(p, (int)c->arg[1], &si);
+	int r = may_signal(c, p, (int)c->arg[1]) ? send_proc(p, (int)c->arg[1], &si) : -EPERM;
 	return r < 0 ? v_error(-r) : v_value(0);
 }
 
