@@ -139,47 +139,37 @@ static int argv_read(pid_t pid, uint64_t argv_p, uint64_t *argv, size_t *argc)
 
 #define EXEC_SLOT_MAX 4096
 
-/* An fd number free in process `pid`, below its RLIMIT_NOFILE soft limit
+/* An fd number free in process `p`, below its RLIMIT_NOFILE soft limit
  * and EXEC_SLOT_MAX: the highest such, out of the way of the lowest-free
- * rule its own opens follow.  -1 when there is none (or /proc cannot say),
- * and the exec goes by host path. */
-static int exec_slot(const struct creds *cr, pid_t pid)
+ * rule its own opens follow.  Asked of the kernel by pidfd_getfd, which
+ * answers EBADF for a free number (moat keeps CAP_SYS_PTRACE for it):
+ * usually one call.  -1 when there is none among the top 64 (or the
+ * limit cannot be read), and the exec goes by host path. */
+static int exec_slot(const struct proc *p)
 {
-	/* Its soft limit from /proc (prlimit of another uid's process would
-	 * need CAP_SYS_RESOURCE, which the loop does not keep). */
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/limits", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/limits", p->tgid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
-	long top = -1;
-	while (top < 0 && fgets(line, sizeof line, f))
-		if (strncmp(line, "Max open files", 14) == 0)
-			top = strtol(line + 14, NULL, 10);
-	fclose(f);
-	if (top < 0 || top > EXEC_SLOT_MAX)
-		top = EXEC_SLOT_MAX; /* "unlimited" is no number */
-	static unsigned char used[EXEC_SLOT_MAX / 8];
-	memset(used, 0, sizeof used);
-	snprintf(path, sizeof path, "/proc/%d/fd", pid);
-	/* Root's, not the sandbox's: the first process is not dumpable
-	 * until its exec (its fd directory is root's, 0500). */
-	creds_admin_begin(cr);
-	DIR *d = opendir(path);
-	creds_admin_end(cr);
-	if (!d)
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
 		return -1;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		char *end;
-		long n = strtol(e->d_name, &end, 10);
-		if (*end == '\0' && e->d_name[0] != '\0' && n >= 0 && n < top)
-			used[n / 8] |= (unsigned char)(1u << (n % 8));
+	buf[n] = '\0';
+	const char *l = strstr(buf, "\nMax open files");
+	if (!l)
+		return -1;
+	l += 15 + strspn(l + 15, " ");
+	long top = strncmp(l, "unlimited", 9) == 0 ? EXEC_SLOT_MAX : strtol(l, NULL, 10);
+	if (top > EXEC_SLOT_MAX)
+		top = EXEC_SLOT_MAX;
+	for (long k = top - 1; k >= 3 && k >= top - 64; k--) {
+		int copy = (int)syscall(SYS_pidfd_getfd, p->pidfd, (int)k, 0);
+		if (copy < 0)
+			return errno == EBADF ? (int)k : -1;
+		close(copy);
 	}
-	closedir(d);
-	for (int n = (int)top - 1; n >= 3; n--)
-		if (!(used[n / 8] & (1u << (n % 8))))
-			return n;
 	return -1;
 }
 
@@ -294,7 +284,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	/* By fd when there is one and a free slot for it: the kernel then
 	 * walks no host path, as the sandbox's ids, at the exec (a 0700
 	 * host directory above a bound tree stays closed to those). */
-	int slot = plan->fd >= 0 && !own_filters(pid) ? exec_slot(&sb->creds, t->proc->tgid) : -1;
+	int slot = plan->fd >= 0 && !own_filters(pid) ? exec_slot(t->proc) : -1;
 	int r = exec_rewrite(pid, &regs, plan, slot);
 	if (r == 0 && ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
 		r = -ESRCH;
