@@ -205,6 +205,18 @@ void creds_admin_begin(const struct creds *cr)
 		set_caps(true);
 }
 
+void creds_owner_begin(const struct creds *cr)
+{
+	if (!cr->as_root)
+		return;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective |= d[0].permitted & ((1u << CAP_CHOWN) | (1u << CAP_FOWNER));
+	syscall(SYS_capset, &h, d);
+}
+
 void creds_admin_end(const struct creds *cr)
 {
 	if (cr->as_root)

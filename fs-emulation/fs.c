@@ -307,7 +307,7 @@ int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 	struct vfs *v = c->vfs;
 	if (r < 0 || v->ov_base < 0 || !v->ov_used || st->st_dev != v->ov_dev) {
 		if (copy >= 0)
-			close(copy);
+			call_putfd(copy); /* a socket's last close may block */
 		return r;
 	}
 	/* Maybe an overlay's copy: it shows the identity of the lower entry
@@ -318,7 +318,7 @@ int fs_task_fd_stat(struct call *c, int fd, struct stat *st)
 		vfs_origin_of_host(v, host, st);
 	}
 	if (copy >= 0)
-		close(copy);
+		call_putfd(copy);
 	return 0;
 }
 
@@ -330,13 +330,13 @@ int fs_task_fd_vpath(struct vfs *v, pid_t tid, int fd, char *out, size_t len, st
 	int r = task_fd_look(tid, fd, link, sizeof link, st, &id, &copy);
 	if (r < 0) {
 		if (copy >= 0)
-			close(copy);
+			call_putfd(copy);
 		return r;
 	}
 	/* A copy is moat's own fd: nobody swaps it (own). */
 	ssize_t n = host_of_link(v, link, st, &id, copy >= 0, host, sizeof host);
 	if (copy >= 0)
-		close(copy);
+		call_putfd(copy);
 	return vpath_of_host_link(v, host, n, st, out, len);
 }
 

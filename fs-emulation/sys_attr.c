@@ -49,14 +49,21 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags, s
  * host file) owned by host root or one of the sandbox's ids: what root's
  * CAP_CHOWN and CAP_FOWNER allow there, moat does with its own
  * capabilities for that one change (docs/design.md "Root inside"). */
-static bool root_over(const struct call *c, const struct vfs_path *p)
+/* Decided on `fd`, an O_PATH fd of the node opened after the walk, and the
+ * change is then made through that fd: the file checked is the file
+ * changed, whatever a racing rename puts at the name (a copy-up of
+ * another host user's file in the same directory must stay closed). */
+static bool root_over(const struct call *c, const struct vfs_path *p, int fd)
 {
 	const struct creds *cr = c->creds;
-	if (!cr->base || cr->uid != 0)
+	if (!cr->base || cr->uid != 0 || fd < 0)
 		return false;
 	bool own = p->mnt->kind == MNT_TMPFS || (p->mnt->kind == MNT_OVERLAY && p->upper);
-	uid_t u = p->st.st_uid;
-	return own && (u == 0 || (u >= cr->base && u - cr->base < CREDS_NS_RANGE));
+	struct stat st;
+	if (!own || fstat(fd, &st) < 0)
+		return false;
+	uid_t u = st.st_uid;
+	return u == 0 || (u >= cr->base && u - cr->base < CREDS_NS_RANGE);
 }
 
 static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
@@ -76,9 +83,9 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 		int fd = fs_opath(c, &p);
 		char self[64];
 		fs_fdpath(fd, self, sizeof self);
-		bool over = fd >= 0 && p.st.st_uid != 0 && root_over(c, &p);
+		bool over = root_over(c, &p, fd);
 		if (over)
-			creds_admin_begin(c->creds);
+			creds_owner_begin(c->creds);
 		if (fd < 0)
 			v = v_error(-fd);
 		else
@@ -118,14 +125,18 @@ static struct verdict chown_common(struct call *c, int dirfd_argi, int path_argi
 	struct verdict v;
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
-	bool over = root_over(c, &p);
+	/* Through an O_PATH fd of the node: the file decided on is the file
+	 * changed (root_over). */
+	int fd = fs_opath(c, &p);
+	bool over = root_over(c, &p, fd);
 	if (over)
-		creds_admin_begin(c->creds);
-	int r = p.parent >= 0 ? fchownat(p.parent, p.name, hu, hg, AT_SYMLINK_NOFOLLOW)
-			      : fchownat(vfs_root_fd(&p), "", hu, hg, AT_EMPTY_PATH);
-	int e = errno;
+		creds_owner_begin(c->creds);
+	int r = fd >= 0 ? fchownat(fd, "", hu, hg, AT_EMPTY_PATH) : -1;
+	int e = fd >= 0 ? errno : -fd;
 	if (over)
 		creds_admin_end(c->creds);
+	if (fd >= 0)
+		close(fd);
 	v = r < 0 ? v_error(e) : v_value(0);
 	vfs_path_release(&p);
 	return v;

@@ -45,9 +45,18 @@ static struct verdict exec_by_fd(struct call *c)
 	if (c->nr != __NR_execveat || c->arg[5] != SC_EXEC_FD_COOKIE || !e->pending ||
 	    !e->fd_held || c->arg[0] != (uint64_t)e->fdnum || c->arg[4] != AT_EMPTY_PATH)
 		return v_deny(EPERM, "exec.not-planned");
-	int r = notif_install(c->notify_fd, c->id, e->fd, e->fdnum, O_CLOEXEC);
+	/* The empty name moat wrote (a sibling thread that rewrites it
+	 * afterwards makes the kernel walk a path of its choosing, as it could
+	 * at an exec by path: the exec event kills any image but this one). */
+	int r = call_read_path(c, 1, 0);
+	if (r < 0 || c->path[0][0] != '\0')
+		return v_deny(EPERM, "exec.not-planned");
+	r = notif_install(c->notify_fd, c->id, e->fd, e->fdnum, O_CLOEXEC);
 	if (r < 0)
 		return v_error(-r);
+	/* Once: a failed exec cannot be replayed with the same fd (its copy
+	 * in the caller stays there, close-on-exec; docs/filesystem.md). */
+	exec_check_drop(e);
 	return v_continue();
 }
 

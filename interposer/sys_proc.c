@@ -33,24 +33,32 @@ static int send_proc(struct proc *p, int sig, siginfo_t *info)
 }
 
 /* Real, effective, saved uid (host ids) and CapEff of thread `tid` from
- * /proc.  0, or -1 when it is gone. */
+ * /proc (the whole file: a long Groups: line comes before CapEff).  0, or
+ * -ESRCH when it is gone, or another -errno. */
 static int signal_creds(pid_t tid, unsigned ids[3], unsigned long long *capeff)
 {
-	char path[64], st[4096];
+	char path[64];
+	const size_t cap = 64 << 10;
 	snprintf(path, sizeof path, "/proc/%d/status", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, st, sizeof st - 1);
+		return errno == ENOENT ? -ESRCH : -errno;
+	char *st = malloc(cap); /* serving threads run at once: not static */
+	size_t n = 0;
+	ssize_t got;
+	while (st && n < cap - 1 && (got = read(fd, st + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
 	close(fd);
-	if (n <= 0)
-		return -1;
+	if (!st)
+		return -ENOMEM;
 	st[n] = '\0';
 	const char *u = strstr(st, "\nUid:"), *k = strstr(st, "\nCapEff:");
-	if (!u || !k || sscanf(u + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) != 3 ||
-	    sscanf(k + 8, "%llx", capeff) != 1)
-		return -1;
-	return 0;
+	int r = n == 0 ? -ESRCH : 0;
+	if (r == 0 && (!u || !k || sscanf(u + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) != 3 ||
+		       sscanf(k + 8, "%llx", capeff) != 1))
+		r = -EIO;
+	free(st);
+	return r;
 }
 
 /* May the caller signal process `p`?  As the kernel decides for a
@@ -60,19 +68,24 @@ static int signal_creds(pid_t tid, unsigned ids[3], unsigned long long *capeff)
  * credentials, so it asks first; only with a user namespace, where the
  * sandbox's processes can have different ids (without one they all have
  * the sandbox's). */
-static bool may_signal(const struct call *c, const struct proc *p, int sig)
+static bool may_signal(const struct call *c, pid_t target, int sig)
 {
 	if (!c->creds->base)
 		return true;
 	unsigned a[3], b[3];
 	unsigned long long ca, cb;
-	if (signal_creds(c->tid, a, &ca) < 0 || signal_creds(p->tgid, b, &cb) < 0)
+	if (signal_creds(c->tid, a, &ca) < 0)
+		return false;
+	int r = signal_creds(target, b, &cb);
+	if (r == -ESRCH)
 		return true; /* the target is going: pidfd_send_signal decides */
+	if (r < 0)
+		return false;
 	if (ca & (1ULL << CAP_KILL))
 		return true;
 	if (a[1] == b[0] || a[1] == b[2] || a[0] == b[0] || a[0] == b[2])
 		return true;
-	return sig == SIGCONT && getsid(c->task->proc->tgid) == getsid(p->tgid);
+	return sig == SIGCONT && getsid(c->task->proc->tgid) == getsid(target);
 }
 
 struct group_kill {
@@ -90,7 +103,7 @@ static int kill_member(struct proc *p, void *arg)
 		return 0;
 	if (g->pgid && getpgid(p->tgid) != g->pgid)
 		return 0;
-	int r = may_signal(g->c, p, g->sig) ? send_proc(p, g->sig, NULL) : -EPERM;
+	int r = may_signal(g->c, p->tgid, g->sig) ? send_proc(p, g->sig, NULL) : -EPERM;
 	if (r == 0)
 		g->sent++;
 	else
@@ -112,7 +125,7 @@ struct verdict sys_kill(struct call *c)
 		struct proc *p = t && t->proc ? t->proc : proc_find(pid);
 		if (!p)
 			return outside(c, pid);
-		int r = may_signal(c, p, sig) ? send_proc(p, sig, NULL) : -EPERM;
+		int r = may_signal(c, p->tgid, sig) ? send_proc(p, sig, NULL) : -EPERM;
 		return r < 0 ? v_error(-r) : v_value(0);
 	}
 	/* kill(-1) means every sandbox process; a group means its sandbox
@@ -142,7 +155,7 @@ static struct verdict thread_kill(struct call *c, pid_t tgid, pid_t tid, int sig
 	struct task *t = task_find(tid);
 	if (!t || !t->proc || (tgid > 0 && t->proc->tgid != tgid))
 		return outside(c, tid);
-	int r = may_signal(c, t->proc, sig) ? task_signal(t, sig) : -EPERM;
+	int r = may_signal(c, t->tid, sig) ? task_signal(t, sig) : -EPERM;
 	return r < 0 ? v_error(-r) : v_value(0);
 }
 
@@ -167,7 +180,7 @@ struct verdict sys_rt_sigqueueinfo(struct call *c)
 	siginfo_t si;
 	if (call_read(c, c->arg[2], &si, sizeof si) < 0)
 		return v_error(EFAULT);
-	int r = may_signal(c, p, (int)c->arg[1]) ? send_proc(p, (int)c->arg[1], &si) : -EPERM;
+	int r = may_signal(c, p->tgid, (int)c->arg[1]) ? send_proc(p, (int)c->arg[1], &si) : -EPERM;
 	return r < 0 ? v_error(-r) : v_value(0);
 }
 

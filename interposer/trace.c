@@ -137,6 +137,9 @@ static int argv_read(pid_t pid, uint64_t argv_p, uint64_t *argv, size_t *argc)
 	return -E2BIG;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
 #define EXEC_SLOT_MAX 4096
 
 /* An fd number free in process `p`, below its RLIMIT_NOFILE soft limit
@@ -145,7 +148,7 @@ static int argv_read(pid_t pid, uint64_t argv_p, uint64_t *argv, size_t *argc)
  * answers EBADF for a free number (moat keeps CAP_SYS_PTRACE for it):
  * usually one call.  -1 when there is none among the top 64 (or the
  * limit cannot be read), and the exec goes by host path. */
-static int exec_slot(const struct proc *p)
+static int exec_slot(const struct proc *p, pid_t tid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof path, "/proc/%d/limits", p->tgid);
@@ -164,13 +167,22 @@ static int exec_slot(const struct proc *p)
 	long top = strncmp(l, "unlimited", 9) == 0 ? EXEC_SLOT_MAX : strtol(l, NULL, 10);
 	if (top > EXEC_SLOT_MAX)
 		top = EXEC_SLOT_MAX;
+	/* Through the exec'ing thread: a leader that has exited has no fd
+	 * table, where every number would look free. */
+	int tfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (tfd < 0)
+		return -1;
+	int slot = -1;
 	for (long k = top - 1; k >= 3 && k >= top - 64; k--) {
-		int copy = (int)syscall(SYS_pidfd_getfd, p->pidfd, (int)k, 0);
-		if (copy < 0)
-			return errno == EBADF ? (int)k : -1;
-		close(copy);
+		int copy = (int)syscall(SYS_pidfd_getfd, tfd, (int)k, 0);
+		if (copy < 0) {
+			slot = errno == EBADF ? (int)k : -1;
+			break;
+		}
+		call_putfd(copy); /* a socket's last close may block */
 	}
-	return -1;
+	close(tfd);
+	return slot;
 }
 
 /* Has thread `tid` filters of its own over moat's?  Those saw an execve
@@ -284,7 +296,7 @@ static void exec_stop(struct sandbox *sb, struct task *t)
 	/* By fd when there is one and a free slot for it: the kernel then
 	 * walks no host path, as the sandbox's ids, at the exec (a 0700
 	 * host directory above a bound tree stays closed to those). */
-	int slot = plan->fd >= 0 && !own_filters(pid) ? exec_slot(t->proc) : -1;
+	int slot = plan->fd >= 0 && !own_filters(pid) ? exec_slot(t->proc, pid) : -1;
 	int r = exec_rewrite(pid, &regs, plan, slot);
 	if (r == 0 && ptrace(PTRACE_SETREGS, pid, 0, &regs) < 0)
 		r = -ESRCH;

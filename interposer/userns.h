@@ -5,9 +5,12 @@
 
 #include <sys/types.h>
 
-/* The first host id of USERNS_SLOTS ranges of CREDS_NS_RANGE ids each,
- * above any id a distribution gives its users or /etc/subuid its ranges. */
-#define USERNS_BASE 0x40000000u
+/* The first host id of USERNS_SLOTS ranges of CREDS_NS_RANGE ids each
+ * (0x70000000 to 0x73ffffff): above any id a distribution gives its users
+ * or /etc/subuid its ranges, above systemd's range for containers
+ * (0x00080000 to 0x6fffffff, which `systemd-nspawn --private-users=pick`
+ * takes from) and below its foreign range (0x7ffe0000). */
+#define USERNS_BASE 0x70000000u
 #define USERNS_SLOTS 1024
 
 /* Take a range no other live moat holds: a write lock on byte `slot` of
