@@ -66,6 +66,53 @@ static bool root_over(const struct call *c, const struct vfs_path *p, int fd)
 	return u == 0 || (u >= cr->base && u - cr->base < CREDS_NS_RANGE);
 }
 
+/* root_over for moat's copy `fd` of a caller's fd that meta_fd found
+ * changeable (of a writable mount; of an overlay, its upper layer): where
+ * the file is, the kernel's own path of it says (fs_mount_of_fd). */
+static bool root_over_fd(const struct call *c, int fd)
+{
+	const struct creds *cr = c->creds;
+	if (!cr->base || cr->uid != 0)
+		return false;
+	struct vfs_mount *m = fs_mount_of_fd(c->vfs, fd);
+	struct stat st;
+	if (!m || (m->kind != MNT_TMPFS && m->kind != MNT_OVERLAY) || fstat(fd, &st) < 0)
+		return false;
+	return st.st_uid == 0 || (st.st_uid >= cr->base && st.st_uid - cr->base < CREDS_NS_RANGE);
+}
+
+/* chmod("/proc/self/fd/N"): glibc's fchmodat(AT_SYMLINK_NOFOLLOW) before
+ * fchmodat2 (Debian 12's: tar, `chmod -h`) opens the node O_PATH and
+ * changes it through its magic link.  The caller's fd N, as fchmod would
+ * change it (meta_fd's rule: a file of a writable layer). */
+static struct verdict chmod_magic(struct call *c, const struct vfs_path *p, mode_t mode)
+{
+	struct proc *owner = proc_find(p->magic_pid);
+	int fd = owner ? (int)syscall(SYS_pidfd_getfd, owner->pidfd, p->magic_fd, 0) : -1;
+	if (fd < 0)
+		return v_error(ENOENT);
+	int r = fs_fd_changeable(c->vfs, fd);
+	struct stat st;
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r == 0 && S_ISLNK(st.st_mode))
+		r = -EOPNOTSUPP;
+	if (r < 0) {
+		call_putfd(fd);
+		return v_error(-r);
+	}
+	char self[64];
+	fs_fdpath(fd, self, sizeof self);
+	bool over = root_over_fd(c, fd);
+	if (over)
+		creds_owner_begin(c->creds);
+	r = chmod(self, S_ISDIR(st.st_mode) ? mode & 07777 : fs_file_mode(mode)) < 0 ? -errno : 0;
+	if (over)
+		creds_admin_end(c->creds);
+	call_putfd(fd);
+	return r < 0 ? v_error(-r) : v_value(0);
+}
+
 static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi, mode_t mode,
 				   int flags)
 {
@@ -73,6 +120,17 @@ static struct verdict chmod_common(struct call *c, int dirfd_argi, int path_argi
 		return v_error(EINVAL);
 	struct vfs_path p;
 	struct verdict v;
+	int r = fs_walk(c, dirfd_argi, path_argi, 0,
+			((flags & AT_SYMLINK_NOFOLLOW) ? 0 : VW_FOLLOW) |
+				((flags & AT_EMPTY_PATH) ? VW_EMPTY_PATH : 0),
+			&p);
+	if (r == 0 && p.exists && p.kind == VN_MAGIC_FD) {
+		v = chmod_magic(c, &p, mode);
+		vfs_path_release(&p);
+		return v;
+	}
+	if (r == 0)
+		vfs_path_release(&p);
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
 	if (S_ISLNK(p.st.st_mode)) {
@@ -378,9 +436,14 @@ struct verdict sys_fchmod(struct call *c)
 		return v_error(-fd);
 	struct stat st;
 	mode_t mode = (mode_t)c->arg[1];
+	bool over = root_over_fd(c, fd);
+	if (over)
+		creds_owner_begin(c->creds);
 	int r = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) ? fchmod(fd, mode & 07777)
 							   : fchmod(fd, fs_file_mode(mode));
 	int e = errno;
+	if (over)
+		creds_admin_end(c->creds);
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
 }
@@ -396,8 +459,13 @@ struct verdict sys_fchown(struct call *c)
 		close(fd);
 		return v_error(EINVAL);
 	}
+	bool over = root_over_fd(c, fd);
+	if (over)
+		creds_owner_begin(c->creds);
 	int r = fchown(fd, hu, hg);
 	int e = errno;
+	if (over)
+		creds_admin_end(c->creds);
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
 }

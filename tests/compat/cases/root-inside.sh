@@ -1,7 +1,10 @@
 # root-inside: the sandbox's root (--uid 0) switches users as root does
 # (setresuid, setgroups, setpriv), a process that gave up root gets only
 # what its new ids may have (a file root made 0600 stays closed to it, a
-# file it makes is its own), and Debian's system accounts have their names.
+# file it makes is its own), Debian's system accounts have their names, and
+# tar restores the owners of an archive with several (chown, fchown, and
+# glibc's chmod through /proc/self/fd; not yet a directory that ends up
+# 0700 and another id's: that needs DAC override, docs/compatibility.md).
 # Natively this runs as root.
 MOAT_ARGS=(--uid 0 --gid 0)
 case_ 'cd "$1" || exit 90
@@ -43,4 +46,8 @@ status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlin
 print("status", status["Uid"].split(), status["Gid"].split())
 EOF
 setpriv --reuid=1000 --regid=1000 --clear-groups id -u
-setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"'
+setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"
+mkdir -p t/src && touch t/src/a t/src/b && chown 1000:1000 t/src/a && chown 33:33 t/src/b &&
+    chmod 0604 t/src/a && tar cf t.tar -C t src || exit 91
+mkdir x && tar xpf t.tar -C x; echo "tar x: $?"
+stat -c "%n %u:%g %a" x/src x/src/a x/src/b'
