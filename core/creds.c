@@ -213,7 +213,8 @@ void creds_owner_begin(const struct creds *cr)
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) < 0)
 		return;
-	d[0].effective |= d[0].permitted & ((1u << CAP_CHOWN) | (1u << CAP_FOWNER));
+	d[0].effective |= d[0].permitted &
+			  ((1u << CAP_CHOWN) | (1u << CAP_FOWNER) | (1u << CAP_FSETID));
 	syscall(SYS_capset, &h, d);
 }
 

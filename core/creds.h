@@ -83,9 +83,10 @@ void creds_bare_begin(const struct creds *cr);
  * sandbox's network namespace); creds_admin_end goes back to the loop's
  * usual set. */
 void creds_admin_begin(const struct creds *cr);
-/* CAP_CHOWN and CAP_FOWNER alone, effective for one change moat makes for
- * the sandbox's root in its own layers (sys_attr.c); ended by
- * creds_admin_end. */
+/* CAP_CHOWN, CAP_FOWNER and CAP_FSETID alone (root's, which keeps a
+ * set-group-ID bit it sets on a file of a group it is not in), effective
+ * for one change moat makes for the sandbox's root in its own layers
+ * (sys_attr.c); ended by creds_admin_end. */
 void creds_owner_begin(const struct creds *cr);
 void creds_admin_end(const struct creds *cr);
 /* Every capability moat holds effective again, on this thread only and

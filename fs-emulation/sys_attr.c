@@ -47,7 +47,7 @@ static int attr_walk(struct call *c, int dirfd_argi, int path_argi, int flags, s
 /* The sandbox's root over a node of the sandbox's own layers (a tmpfs
  * mount, an overlay's upper layer: reached beneath their roots, never a
  * host file) owned by host root or one of the sandbox's ids: what root's
- * CAP_CHOWN and CAP_FOWNER allow there, moat does with its own
+ * CAP_CHOWN, CAP_FOWNER and CAP_FSETID allow there, moat does with its own
  * capabilities for that one change (docs/design.md "Root inside"). */
 /* Decided on `fd`, an O_PATH fd of the node opened after the walk, and the
  * change is then made through that fd: the file checked is the file
