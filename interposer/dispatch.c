@@ -159,24 +159,32 @@ static int status_ids(const char *st, const char *key, unsigned *id, int n, int 
  * /proc/TID/status, in moat's (host) terms: moat acts with its fs ids and
  * groups, and its effective ids are what the kernel records for sockets.
  * The namespace's root (`base`) is served as host root (docs/design.md
- * "Root inside").  Unreadable (the task is going): the last ones stay. */
+ * "Root inside").  Unreadable (the task is going): served as the
+ * namespace's nobody until a read succeeds (it stays stale). */
 static void task_creds_read(struct task *t, const struct creds *sbc)
 {
 	char path[64], st[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", t->tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, st, sizeof st - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	st[n] = '\0';
+	ssize_t n = fd < 0 ? -1 : read(fd, st, sizeof st - 1);
+	if (fd >= 0)
+		close(fd);
 	unsigned u[4], g[4], gr[CREDS_GROUPS_MAX];
-	int nu, ng, ngr;
-	if (status_ids(st, "\nUid:", u, 4, &nu) < 0 || status_ids(st, "\nGid:", g, 4, &ng) < 0 ||
-	    nu != 4 || ng != 4)
+	int nu = 0, ng = 0, ngr;
+	if (n > 0)
+		st[n] = '\0';
+	if (n <= 0 || status_ids(st, "\nUid:", u, 4, &nu) < 0 ||
+	    status_ids(st, "\nGid:", g, 4, &ng) < 0 || nu != 4 || ng != 4) {
+		/* Fail closed: ids it may not have, as the namespace's nobody. */
+		struct creds none = *sbc;
+		none.uid = none.id_uid = sbc->base + 65534;
+		none.gid = none.id_gid = sbc->base + 65534;
+		none.ngroups = 1;
+		none.groups[0] = none.gid;
+		t->creds = none;
+		t->creds_set = true;
 		return;
+	}
 	status_ids(st, "\nGroups:", gr, CREDS_GROUPS_MAX, &ngr);
 	struct creds cr = *sbc;
 	cr.uid = u[3] == sbc->base ? 0 : u[3];
