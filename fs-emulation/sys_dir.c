@@ -73,6 +73,16 @@ struct verdict sys_chdir(struct call *c)
 	return v;
 }
 
+/* Under /proc: synthetic, moat's own nodes. */
+static bool fs_is_proc(const char *vpath)
+{
+	return strncmp(vpath, "/proc", 5) == 0 && (vpath[5] == '/' || !vpath[5]);
+}
+
+/* fchdir's EACCES of a directory without search permission, told apart
+ * from the registry's "not an fd moat knows". */
+#define EACCES_SEARCH 4096
+
 struct verdict sys_fchdir(struct call *c)
 {
 	char base[PATH_MAX] = "";
@@ -83,13 +93,21 @@ struct verdict sys_fchdir(struct call *c)
 	int r = fstat(copy, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
 	if (r == 0)
 		r = fs_vpath_of_fd(c->vfs, copy, base, sizeof base);
+	/* Search permission, as fchdir checks it (a held directory is a
+	 * host one: the kernel's check with the caller's ids). */
+	if ((r == 0 || (r == -ENOENT && base[0])) && !fs_is_proc(base) &&
+	    syscall(SYS_faccessat2, copy, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0 &&
+	    errno == EACCES)
+		r = -EACCES_SEARCH;
 	if (r == -ENOENT && base[0])
 		r = 0; /* a removed directory: the cwd holds it, and knows it is gone */
 	if (r < 0) {
 		call_putfd(copy);
-		return r == -EACCES ? v_deny(EACCES, "fs.unknown-dirfd") : v_error(-r);
+		return r == -EACCES_SEARCH ? v_error(EACCES)
+		       : r == -EACCES      ? v_deny(EACCES, "fs.unknown-dirfd")
+					   : v_error(-r);
 	}
-	bool synthetic = strncmp(base, "/proc", 5) == 0 && (base[5] == '/' || !base[5]);
+	bool synthetic = fs_is_proc(base);
 	if (synthetic) {
 		call_putfd(copy);
 		copy = -1;
