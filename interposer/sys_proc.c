@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -346,6 +347,35 @@ static bool sandbox_owner(struct call *c, int type, pid_t pid)
 	return in_sandbox(c, pid);
 }
 
+/* F_SETLEASE: refused, as with fs.leases-enable = 0 — a lease would make
+ * every other opener of the file wait (moat's loop, the host's programs) —
+ * but after the checks Linux makes first, with their errno: a lease on
+ * another's file (EACCES), on what is not a regular file (EINVAL), a read
+ * lease on a file open for writing, as the caller's own fd is, or the
+ * removal of a lease not held (EAGAIN). */
+static struct verdict lease_refused(struct call *c)
+{
+	long arg = (long)c->arg[2];
+	if (arg != F_RDLCK && arg != F_WRLCK && arg != F_UNLCK)
+		return v_error(EINVAL);
+	int fd = call_getfd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(EBADF);
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	int r = fstat(fd, &st) < 0 || fl < 0 ? EBADF : 0;
+	call_putfd(fd);
+	if (r)
+		return v_error(r);
+	if (st.st_uid != c->creds->uid)
+		return v_error(EACCES);
+	if (!S_ISREG(st.st_mode))
+		return v_error(EINVAL);
+	if (arg == F_UNLCK || (arg == F_RDLCK && (fl & O_ACCMODE) != O_RDONLY))
+		return v_error(EAGAIN); /* no lease to remove: none is ever held */
+	return v_deny(EINVAL, "fcntl.lease");
+}
+
 struct verdict sys_fcntl(struct call *c)
 {
 	int cmd = (int)c->arg[1];
@@ -393,10 +423,7 @@ struct verdict sys_fcntl(struct call *c)
 	case F_OFD_GETLK:
 	case F_OFD_SETLK:
 	case F_OFD_SETLKW: return fs_fcntl_lock(c);
-	case F_SETLEASE:
-		/* As with fs.leases-enable = 0: a lease would make every other
-		 * opener of the file wait (moat's loop, the host's programs). */
-		return v_deny(EINVAL, "fcntl.lease");
+	case F_SETLEASE: return lease_refused(c);
 	case F_NOTIFY:
 		/* As without CONFIG_DNOTIFY: inotify serves the sandbox's own
 		 * directories. */
