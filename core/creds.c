@@ -2,7 +2,11 @@
 #include "core/creds.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -240,4 +244,33 @@ void creds_drop_thread(const struct creds *cr)
 	/* Raw syscalls: glibc's wrappers would change every thread. */
 	syscall(SYS_setresgid, cr->id_gid, cr->id_gid, cr->id_gid);
 	syscall(SYS_setresuid, cr->id_uid, cr->id_uid, cr->id_uid);
+}
+
+/* Real, effective, saved uid (host ids) and CapEff of thread `tid` from
+ * /proc (the whole file: a long Groups: line comes before CapEff).  0, or
+ * -ESRCH when it is gone, or another -errno. */
+int creds_thread_read(pid_t tid, unsigned ids[3], unsigned long long *capeff)
+{
+	char path[64];
+	const size_t cap = 64 << 10;
+	snprintf(path, sizeof path, "/proc/%d/status", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	char *st = malloc(cap); /* serving threads run at once: not static */
+	size_t n = 0;
+	ssize_t got;
+	while (st && n < cap - 1 && (got = read(fd, st + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	if (!st)
+		return -ENOMEM;
+	st[n] = '\0';
+	const char *u = strstr(st, "\nUid:"), *k = strstr(st, "\nCapEff:");
+	int r = n == 0 ? -ESRCH : 0;
+	if (r == 0 && (!u || !k || sscanf(u + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) != 3 ||
+		       sscanf(k + 8, "%llx", capeff) != 1))
+		r = -EIO;
+	free(st);
+	return r;
 }

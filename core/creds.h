@@ -64,6 +64,10 @@ int creds_host_id(const struct creds *cr, uint32_t id, uint32_t *host);
 uid_t creds_show_uid(const struct creds *cr, uid_t host);
 gid_t creds_show_gid(const struct creds *cr, gid_t host);
 
+/* Real, effective, saved uid (host ids) and CapEff of thread `tid`, from
+ * /proc/TID/status.  0, -ESRCH when it is gone, or another -errno. */
+int creds_thread_read(pid_t tid, unsigned ids[3], unsigned long long *capeff);
+
 /* The loop's usual state: the sandbox's fsuid/fsgid, the loop's
  * capabilities (ptrace, kill, setuid, setgid) effective. */
 void creds_sandbox(const struct creds *cr);

@@ -196,6 +196,7 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 		if (p->fs && fs) {
 			p->fs->gone = fs->gone;
 			p->fs->umask = fs->umask;
+			memcpy(p->fs->root, fs->root, sizeof fs->root);
 			/* the same directory: what held for it still does */
 			p->fs->gen = p->fs->fd >= 0 ? fs->gen : 0;
 		}

@@ -14,8 +14,8 @@
 
 #include "core/creds.h"
 
-/* The kernel's fs_struct as moat needs it: the virtual cwd and the umask,
- * shared by threads and CLONE_FS children, copied on fork. */
+/* The kernel's fs_struct as moat needs it: the virtual cwd, the root and
+ * the umask, shared by threads and CLONE_FS children, copied on fork. */
 struct fsctx {
 	int refs;
 	int fd;             /* O_PATH fd of the cwd (host dirs), or -1 */
@@ -23,6 +23,10 @@ struct fsctx {
 	mode_t umask;       /* for the files the supervisor creates */
 	uint64_t gen;       /* cwd holds for fd while no directory moved (fs.c) */
 	char cwd[PATH_MAX]; /* its virtual path, refreshed from fd */
+	/* chroot's: the virtual path of the directory the process's absolute
+	 * paths start from, "" for the view's root.  Kept by path: a root
+	 * moved afterwards is not followed. */
+	char root[PATH_MAX];
 };
 
 struct proc {

@@ -51,10 +51,13 @@ out:
 	return r;
 }
 
-static int resolve_file(struct vfs *v, struct task *t, const char *base, const char *path,
-			bool nofollow, struct exec_plan *plan, struct vfs_path *node, int *fd)
+static int resolve_file(struct vfs *v, struct task *t, const char *base, const char *path, int how,
+			struct exec_plan *plan, struct vfs_path *node, int *fd)
 {
-	int r = vfs_walk(v, t, base, path, nofollow ? 0 : VW_FOLLOW, node);
+	int r = vfs_walk(v, t, base, path,
+			 ((how & EXEC_NOFOLLOW) ? 0 : VW_FOLLOW) |
+				 ((how & EXEC_VIEW_PATH) ? 0 : VW_TASK_ROOT),
+			 node);
 	if (r < 0 || !node->exists) {
 		if (node->outside) {
 			plan->outside = true;
@@ -146,7 +149,7 @@ static int interp_decide(struct vfs *v, struct task *t, int fd, struct exec_plan
 	if (r < 0 || !interp[0])
 		return r;
 	struct vfs_path in;
-	r = vfs_walk(v, t, "/", interp, VW_FOLLOW, &in);
+	r = vfs_walk(v, t, "/", interp, VW_FOLLOW | VW_TASK_ROOT, &in);
 	if (r < 0 || !in.exists) {
 		if (r == 0)
 			vfs_path_release(&in);
@@ -192,8 +195,8 @@ static int binary_decide(struct vfs *v, struct task *t, struct vfs_path *node, i
 	return r;
 }
 
-int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path,
-		     bool nofollow, struct exec_plan *plan)
+int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path, int how,
+		     struct exec_plan *plan)
 {
 	memset(plan, 0, offsetof(struct exec_plan, prefix));
 	plan->fd = -1;
@@ -212,7 +215,7 @@ int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char
 			return -ELOOP;
 		struct vfs_path node;
 		int fd = -1;
-		int r = resolve_file(v, t, base, cur, depth == 0 && nofollow, plan, &node, &fd);
+		int r = resolve_file(v, t, base, cur, depth == 0 ? how : 0, plan, &node, &fd);
 		if (r < 0)
 			return r;
 		char hdr[256];

@@ -41,7 +41,12 @@ struct exec_plan {
 
 /* Resolve `path` (as the program named it) from virtual directory `base`.
  * 0 or -errno as execve would fail (ENOENT, EACCES, ENOEXEC, ELOOP...). */
-int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path,
-		     bool nofollow, struct exec_plan *plan);
+int vfs_exec_resolve(struct vfs *v, struct task *t, const char *base, const char *path, int how,
+		     struct exec_plan *plan);
+/* vfs_exec_resolve's `how`: don't follow a final symlink; `path` is a view
+ * path already (an fd's, for fexecve), not the sandbox's (which a chroot
+ * roots). */
+#define EXEC_NOFOLLOW 1
+#define EXEC_VIEW_PATH 2
 
 #endif

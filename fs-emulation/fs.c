@@ -569,7 +569,8 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 	int dead_fd = -1; /* the removed dirfd the walk starts from */
 	bool dirfd_given = dirfd_argi >= 0 && (int)c->arg[dirfd_argi] != AT_FDCWD;
 	if (path[0] == '/' && !(flags & (VW_IN_ROOT | VW_BENEATH)))
-		gone = false; /* an absolute path never looks at its base */
+		gone = false;  /* an absolute path never looks at its base */
+	flags |= VW_TASK_ROOT; /* the sandbox's path (not an fd's own, below) */
 	if (path[0] == '\0') {
 		if (!(flags & VW_EMPTY_PATH))
 			return -ENOENT;
@@ -588,7 +589,8 @@ int fs_walk_str(struct call *c, int dirfd_argi, const char *path, int slot, int 
 			if (r < 0)
 				return r;
 			path = base;
-			gone = false; /* the fd's own path: the cwd plays no part */
+			flags &= ~VW_TASK_ROOT; /* a view path already */
+			gone = false;           /* the fd's own path: the cwd plays no part */
 		} else {
 			path = ".";
 		}

@@ -1,12 +1,14 @@
-/* getcwd, chdir, fchdir, mkdir, rmdir, mknod. */
+/* getcwd, chdir, fchdir, chroot, mkdir, rmdir, mknod. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/creds.h"
 #include "core/task.h"
 #include "fs-emulation/fs.h"
 #include "syscall-table/handlers.h"
@@ -16,6 +18,15 @@ struct verdict sys_getcwd(struct call *c)
 	const char *cwd;
 	if (fs_cwd(c, &cwd) < 0)
 		return v_error(ENOENT); /* as Linux: the cwd was removed */
+	/* Below a chroot: the path from that root; outside it, as Linux,
+	 * "(unreachable)" before the path. */
+	char shown[PATH_MAX + 16];
+	const char *root = c->task->proc->fs->root;
+	size_t rl = strlen(root);
+	if (rl && strncmp(cwd, root, rl) == 0 && (cwd[rl] == '/' || !cwd[rl]))
+		cwd = cwd[rl] ? cwd + rl : "/";
+	else if (rl)
+		cwd = (snprintf(shown, sizeof shown, "(unreachable)%s", cwd), shown);
 	size_t n = strlen(cwd) + 1;
 	if (n > (size_t)c->arg[1])
 		return v_error(ERANGE);
@@ -68,6 +79,37 @@ struct verdict sys_chdir(struct call *c)
 			fs_set_cwd(c, p.vpath, fd);
 			v = v_value(0);
 		}
+	}
+	vfs_path_release(&p);
+	return v;
+}
+
+/* chroot(path), served by the process's root in the view (fsctx root):
+ * the kernel's chroot is never reached, and the root only narrows what
+ * the view already shows.  As Linux decides: the lookup's errors, search
+ * permission on the directory (EACCES), then CAP_SYS_CHROOT (EPERM; the
+ * root inside holds it). */
+struct verdict sys_chroot(struct call *c)
+{
+	struct vfs_path p;
+	int r = fs_walk(c, ARG_CWD, 0, 0, VW_FOLLOW, &p);
+	if (r < 0)
+		return fs_fail(c, &p, r);
+	struct verdict v;
+	unsigned ids[3];
+	unsigned long long cap = 0;
+	if (!p.exists)
+		v = fs_fail(c, &p, -ENOENT);
+	else if (!S_ISDIR(p.st.st_mode))
+		v = v_error(ENOTDIR);
+	else if ((r = may_search(&p)) < 0)
+		v = v_error(-r);
+	else if (creds_thread_read(c->tid, ids, &cap) < 0 || !(cap & (1ULL << CAP_SYS_CHROOT)))
+		v = v_error(EPERM);
+	else {
+		struct fsctx *fs = c->task->proc->fs;
+		snprintf(fs->root, sizeof fs->root, "%s", strcmp(p.vpath, "/") ? p.vpath : "");
+		v = v_value(0);
 	}
 	vfs_path_release(&p);
 	return v;

@@ -75,6 +75,7 @@ static struct verdict exec_call(struct call *c, int dirfd, int argi, int flags)
 	static char base[PATH_MAX];
 	snprintf(base, sizeof base, "/"); /* an absolute path needs none */
 	char *path = c->path[0];
+	bool view = false; /* path is an fd's view path, not the sandbox's */
 	int r = call_read_path(c, argi, 0);
 	if (r < 0)
 		return v_error(-r);
@@ -88,13 +89,15 @@ static struct verdict exec_call(struct call *c, int dirfd, int argi, int flags)
 		if (r < 0)
 			return v_deny(-r, "exec.unknown-fd");
 		snprintf(path, PATH_MAX, "%s", base);
+		view = true;
 	} else if (path[0] != '/') {
 		r = exec_base(c, dirfd, false, base, sizeof base);
 		if (r < 0)
 			return v_error(-r);
 	}
 	struct exec_plan *plan = c->exec;
-	r = vfs_exec_resolve(c->vfs, c->task, base, path, flags & AT_SYMLINK_NOFOLLOW, plan);
+	int how = ((flags & AT_SYMLINK_NOFOLLOW) ? EXEC_NOFOLLOW : 0) | (view ? EXEC_VIEW_PATH : 0);
+	r = vfs_exec_resolve(c->vfs, c->task, base, path, how, plan);
 	if (r < 0) {
 		if (!plan->deny_rule)
 			return v_error(-r);

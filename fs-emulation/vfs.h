@@ -111,6 +111,9 @@ struct vfs {
  * a trailing slash neither follows it nor demands a directory; the caller
  * applies its own rule (out->trailing_slash). */
 #define VW_LAST_NAME 0x20
+/* The path is the sandbox's: with a chroot (the task's fsctx root), an
+ * absolute path or symlink starts at that root and ".." stops there. */
+#define VW_TASK_ROOT 0x40
 
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`

@@ -574,6 +574,7 @@ struct walk {
 	char *rest;                  /* what is left of it (into todo) */
 	char cur[PATH_MAX];          /* resolved so far; "" is the root */
 	size_t floor;                /* ".." never goes above cur[0..floor) */
+	const char *root;            /* VW_TASK_ROOT: the chroot's vpath, or NULL */
 	struct vfs_mount *start_mnt; /* VW_NO_XDEV: the mount the walk stays in */
 	int hops;                    /* symlinks followed so far */
 	char comp[NAME_MAX + 1];     /* the component in hand */
@@ -631,6 +632,16 @@ static int walk_begin(struct walk *w, const char *base, const char *path)
 	}
 	w->start_mnt = path[0] == '/' && !w->scoped ? &w->v->mnt[0] : vfs_mount_of(w->v, base);
 	w->rest = w->todo;
+	if (w->root && !w->scoped) {
+		/* chroot: absolute paths start at the root, and ".." from a cwd
+		 * beneath it stops there (a cwd outside it climbs freely). */
+		size_t rl = strlen(w->root);
+		if (path[0] == '/')
+			snprintf(w->cur, sizeof w->cur, "%s", w->root);
+		if (strncmp(w->cur, w->root, rl) == 0 && (w->cur[rl] == '/' || !w->cur[rl]))
+			w->floor = rl;
+		w->start_mnt = vfs_mount_of(w->v, w->cur[0] ? w->cur : "/");
+	}
 	return 0;
 }
 
@@ -884,8 +895,12 @@ static int walk_symlink(struct walk *w)
 		w->out->trailing_slash = true; /* "f/" as a target wants a directory */
 	memcpy(w->todo, spliced, (size_t)n + 1);
 	w->rest = w->todo;
-	if (w->link[0] == '/')
+	if (w->link[0] == '/' && w->root && !w->scoped) {
+		snprintf(w->cur, sizeof w->cur, "%s", w->root);
+		w->floor = strlen(w->root);
+	} else if (w->link[0] == '/') {
 		w->cur[w->scoped ? w->floor : 0] = '\0';
+	}
 	return STEP_NEXT;
 }
 
@@ -946,7 +961,9 @@ int vfs_walk(struct vfs *v, struct task *t, const char *base, const char *path, 
 	int r = walk_init(&w, v, t, base, path, flags, out);
 	if (r < 0)
 		return r;
-	if (!(flags & (VW_NO_SYMLINKS | VW_BENEATH | VW_IN_ROOT | VW_NO_XDEV)) &&
+	w.root = (flags & VW_TASK_ROOT) && t && t->proc && t->proc->fs->root[0] ? t->proc->fs->root
+										: NULL;
+	if (!(flags & (VW_NO_SYMLINKS | VW_BENEATH | VW_IN_ROOT | VW_NO_XDEV)) && !w.root &&
 	    !has_dot_component(w.todo)) {
 		r = walk_fast(v, w.todo, flags, out);
 		if (r <= 0)

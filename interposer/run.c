@@ -92,7 +92,8 @@ struct child_msg {
 #define ROOT_CAPS                                                                                  \
 	((1ULL << CAP_CHOWN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_FOWNER) |                 \
 	 (1ULL << CAP_FSETID) | (1ULL << CAP_KILL) | (1ULL << CAP_SETGID) | (1ULL << CAP_SETUID) | \
-	 (1ULL << CAP_SETPCAP) | (1ULL << CAP_NET_BIND_SERVICE) | (1ULL << CAP_NET_RAW))
+	 (1ULL << CAP_SETPCAP) | (1ULL << CAP_NET_BIND_SERVICE) | (1ULL << CAP_NET_RAW) |          \
+	 (1ULL << CAP_SYS_CHROOT))
 
 /* All the child reads of moat's, copied before the clone (launch_fork). */
 struct child_plan {

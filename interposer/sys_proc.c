@@ -33,35 +33,6 @@ static int send_proc(struct proc *p, int sig, siginfo_t *info)
 	return syscall(SYS_pidfd_send_signal, p->pidfd, sig, info, 0) < 0 ? -errno : 0;
 }
 
-/* Real, effective, saved uid (host ids) and CapEff of thread `tid` from
- * /proc (the whole file: a long Groups: line comes before CapEff).  0, or
- * -ESRCH when it is gone, or another -errno. */
-static int signal_creds(pid_t tid, unsigned ids[3], unsigned long long *capeff)
-{
-	char path[64];
-	const size_t cap = 64 << 10;
-	snprintf(path, sizeof path, "/proc/%d/status", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	char *st = malloc(cap); /* serving threads run at once: not static */
-	size_t n = 0;
-	ssize_t got;
-	while (st && n < cap - 1 && (got = read(fd, st + n, cap - 1 - n)) > 0)
-		n += (size_t)got;
-	close(fd);
-	if (!st)
-		return -ENOMEM;
-	st[n] = '\0';
-	const char *u = strstr(st, "\nUid:"), *k = strstr(st, "\nCapEff:");
-	int r = n == 0 ? -ESRCH : 0;
-	if (r == 0 && (!u || !k || sscanf(u + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) != 3 ||
-		       sscanf(k + 8, "%llx", capeff) != 1))
-		r = -EIO;
-	free(st);
-	return r;
-}
-
 /* May the caller signal process `p`?  As the kernel decides for a
  * sender (kill_ok_by_cred): its real or effective uid is the target's
  * real or saved one, or it holds CAP_KILL (the root inside), or the
@@ -75,9 +46,9 @@ static bool may_signal(const struct call *c, pid_t target, int sig)
 		return true;
 	unsigned a[3], b[3];
 	unsigned long long ca, cb;
-	if (signal_creds(c->tid, a, &ca) < 0)
+	if (creds_thread_read(c->tid, a, &ca) < 0)
 		return false;
-	int r = signal_creds(target, b, &cb);
+	int r = creds_thread_read(target, b, &cb);
 	if (r == -ESRCH)
 		return true; /* the target is going: pidfd_send_signal decides */
 	if (r < 0)

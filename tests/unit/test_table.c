@@ -176,7 +176,7 @@ START_TEST(test_kernel_surface_refused)
 	static const struct { const char *name; int err; } deny[] = {
 		{ "ptrace", EPERM }, { "process_vm_readv", EPERM }, { "process_vm_writev", EPERM },
 		{ "pidfd_getfd", EPERM }, { "kcmp", EPERM },
-		{ "unshare", EPERM }, { "setns", EPERM }, { "chroot", EPERM },
+		{ "unshare", EPERM }, { "setns", EPERM },
 		{ "pivot_root", EPERM }, { "mount", EPERM }, { "umount2", EPERM },
 		{ "open_tree", EPERM }, { "move_mount", EPERM }, { "fsopen", EPERM },
 		{ "fsconfig", EPERM }, { "fsmount", EPERM }, { "fspick", EPERM },
