@@ -1,7 +1,7 @@
 /* esc_dotdot — climb out of the cwd and out of /tmp with "..".
  *
  * Attacks the path walk (docs/filesystem.md "How a path is walked": ".." never leaves the virtual
- * root) and rule 5 (the kernel cwd is an empty directory; every relative path
+ * root, a chroot's included) and rule 5 (the kernel cwd is an empty directory; every relative path
  * is walked by the supervisor from the virtual cwd).  Natively "../" x 40
  * from any directory reaches "/", and /tmp/../../.. is "/".
  *
@@ -51,6 +51,23 @@ int main(int argc, char **argv)
 			esc_held("openat(%s fd of /, ../x6): %s", how[h].name,
 				 r == 0 ? "not the secret" : esc_errname(-r));
 		close(root);
+	}
+	/* the classic chroot escape: a root below the cwd, then ".." from
+	 * the cwd, which a chroot does not move (served by moat: the view
+	 * stays the floor; refused without the root inside) */
+	char jail[] = "/tmp/esc-jail.XXXXXX";
+	if (!mkdtemp(jail)) {
+		esc_held("mkdtemp(%s): %s", jail, esc_errname(errno));
+	} else if (chdir("/tmp") < 0 || chroot(jail) < 0) {
+		esc_held("chroot(%s) with the cwd outside: %s", jail, esc_errname(errno));
+		rmdir(jail);
+	} else {
+		n = 0;
+		for (int i = 0; i < 40; i++)
+			n += (size_t)snprintf(path + n, sizeof path - n, "../");
+		snprintf(path + n, sizeof path - n, "%s", secret + 1);
+		esc_try_open("open(../x40 after chroot, cwd outside the root)", path);
+		rmdir(jail + 5); /* from the cwd, /tmp, which the root does not move */
 	}
 	return esc_finish();
 }
