@@ -333,7 +333,8 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 
 int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 {
-	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+	/* O_CREAT of a file that exists only opens it, as on Linux. */
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		return -EACCES;
 	if (S_ISDIR(p->st.st_mode) || strcmp(p->rel, ".") == 0) {
 		struct procfs_dir d;

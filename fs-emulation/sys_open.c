@@ -139,6 +139,8 @@ static int open_walk_flags(int flags, uint64_t resolve)
 		wflags |= VW_IN_ROOT;
 	if (resolve & RESOLVE_NO_XDEV)
 		wflags |= VW_NO_XDEV;
+	if (resolve & RESOLVE_NO_MAGICLINKS)
+		wflags |= VW_NO_MAGICLINKS;
 	return wflags;
 }
 

@@ -114,6 +114,9 @@ struct vfs {
 /* The path is the sandbox's: with a chroot (the task's fsctx root), an
  * absolute path or symlink starts at that root and ".." stops there. */
 #define VW_TASK_ROOT 0x40
+/* openat2 RESOLVE_NO_MAGICLINKS: a /proc/PID link (exe, cwd, root, fd/N,
+ * ...) followed anywhere in the path -> ELOOP. */
+#define VW_NO_MAGICLINKS 0x80
 
 /* What a walk found.  `parent` is an O_PATH fd of the directory holding
  * `name` (owned: vfs_path_release closes it); for a mount root, `parent`

@@ -758,6 +758,11 @@ static int walk_proc(struct walk *w, struct vfs_mount *m)
 	if (r < 0)
 		return r;
 	bool follow = walk_follows(w);
+	/* Below a /proc/PID directory every link is a magic one; at the top
+	 * (self, thread-self, mounts, net) they are plain text. */
+	if ((r == 1 || S_ISLNK(st.st_mode)) && follow && (w->flags & VW_NO_MAGICLINKS) &&
+	    strcmp(dir, ".") != 0)
+		return -ELOOP;
 	if (r == 1 && follow) {
 		if (w->last && !out->trailing_slash) {
 			snprintf(out->vpath, sizeof out->vpath, "%s", w->next);
