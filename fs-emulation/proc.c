@@ -48,7 +48,8 @@ static const struct pentry pid_entries[] = {
 	{ "comm", P_FILE },   { "environ", P_FILE }, { "maps", P_FILE },      { "smaps", P_FILE },
 	{ "limits", P_FILE }, { "mounts", P_FILE },  { "mountinfo", P_FILE }, { "cgroup", P_FILE },
 	{ "auxv", P_FILE },   { "exe", P_LINK },     { "cwd", P_LINK },       { "root", P_LINK },
-	{ "fd", P_DIR },      { "fdinfo", P_DIR },   { "task", P_DIR },       { NULL, 0 },
+	{ "fd", P_DIR },      { "fdinfo", P_DIR },   { "task", P_DIR },       { "pagemap", P_FILE },
+	{ NULL, 0 },
 };
 static const struct pentry sys_entries[] = {
 	{ "kernel", P_DIR }, { "vm", P_DIR }, { "fs", P_DIR }, { NULL, 0 }
@@ -356,6 +357,8 @@ int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 	struct procfs_dir d;
 	if (parse_dir(dir, &d) < 0)
 		return -ENOENT;
+	if (d.pid && !d.sub[0] && strcmp(name, "pagemap") == 0)
+		return procfs_open_pagemap(t, &d);
 
 	char *buf = NULL;
 	size_t len = 0;

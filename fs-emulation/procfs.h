@@ -38,6 +38,10 @@ void procfs_shown_path(struct vfs *v, const char *host, char *out, size_t len);
 int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE *out);
 /* File `name` of /proc/PID (or of /proc/PID/task/TID: d->tid), read by
  * task `t` (NULL: unknown; environ and auxv are then refused). */
+/* /proc/PID/pagemap: the kernel's own file of that process, opened with
+ * the caller's ids for a caller that may read the process's private files
+ * (a snapshot would be the whole address space).  An fd, or -errno. */
+int procfs_open_pagemap(struct task *t, const struct procfs_dir *d);
 int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, const char *name,
 		   FILE *out);
 /* /proc/PID/fdinfo/`name`: the kernel's own (position, flags, counters;

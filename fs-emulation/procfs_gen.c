@@ -743,6 +743,22 @@ static int may_read_private(struct task *caller, pid_t target)
 	return 0;
 }
 
+int procfs_open_pagemap(struct task *t, const struct procfs_dir *d)
+{
+	int r = may_read_private(t, d->pid);
+	if (r < 0)
+		return r;
+	/* moat's loop holds no CAP_SYS_ADMIN: the kernel zeroes the frame
+	 * numbers for this file, as for any unprivileged opener. */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/pagemap", d->tid ? d->tid : d->pid);
+	creds_proc_begin();
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int e = errno;
+	creds_proc_end();
+	return fd < 0 ? (e == ESRCH ? -ENOENT : -e) : fd;
+}
+
 int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, const char *name,
 		   FILE *out)
 {
