@@ -120,11 +120,49 @@ void creds_proc_begin(void)
 	held.fs_valid = false;
 }
 
+/* creds_skel_begin's ids while it lasts (this thread's). */
+static __thread struct {
+	bool on;
+	uid_t uid;
+	gid_t gid;
+} skel;
+
+static void skel_ids(void)
+{
+	setfsgid(skel.gid);
+	setfsuid(skel.uid);
+	if (skel.uid == 0)
+		set_caps(false); /* as apply_ids: no file capabilities back */
+	held.fs_valid = false;
+}
+
 void creds_proc_end(void)
 {
 	const struct creds *cr = call_creds;
-	if (cr && cr->as_root && !held.fs_valid)
+	if (cr && cr->as_root && skel.on)
+		skel_ids();
+	else if (cr && cr->as_root && !held.fs_valid)
 		apply_ids(cr);
+}
+
+void creds_skel_begin(uid_t uid, gid_t gid)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root)
+		return;
+	skel.on = true;
+	skel.uid = uid;
+	skel.gid = gid;
+	skel_ids();
+}
+
+void creds_skel_end(void)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root)
+		return;
+	skel.on = false;
+	apply_ids(cr);
 }
 
 int creds_host_id(const struct creds *cr, uint32_t id, uint32_t *host)
@@ -220,6 +258,26 @@ void creds_owner_begin(const struct creds *cr)
 	d[0].effective |= d[0].permitted &
 			  ((1u << CAP_CHOWN) | (1u << CAP_FOWNER) | (1u << CAP_FSETID));
 	syscall(SYS_capset, &h, d);
+}
+
+void creds_proc_own_begin(void)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root)
+		return;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective |= d[0].permitted & (1u << CAP_DAC_READ_SEARCH);
+	syscall(SYS_capset, &h, d);
+}
+
+void creds_proc_own_end(void)
+{
+	const struct creds *cr = call_creds;
+	if (cr && cr->as_root)
+		set_caps(false);
 }
 
 void creds_admin_end(const struct creds *cr)

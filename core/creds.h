@@ -50,6 +50,22 @@ void creds_call(const struct creds *cr);
  * Ended by creds_proc_end. */
 void creds_proc_begin(void);
 void creds_proc_end(void);
+/* Inside creds_proc_begin/end, for a look into the caller's own process
+ * (/proc/PID/fd, fdinfo of its own pid): a process that changed its ids is
+ * not dumpable, its fd directories are its namespace root's (0500), and
+ * the kernel lets the process itself in whatever its ids — moat then
+ * needs CAP_DAC_READ_SEARCH for the directory.  Ended by
+ * creds_proc_own_end, before creds_proc_end. */
+void creds_proc_own_begin(void);
+void creds_proc_own_end(void);
+/* moat's own files in its skeleton (the /proc listings) while it serves a
+ * call: made with the ids the skeleton belongs to (`uid`, `gid`: the run's
+ * first ids), whatever ids the caller took since (a process that gave up
+ * root cannot write there).  No capability; creds_proc_begin/end nest
+ * inside.  Ended by creds_skel_end.  Without a user namespace every call
+ * has the run's ids: nothing changes. */
+void creds_skel_begin(uid_t uid, gid_t gid);
+void creds_skel_end(void);
 /* Would creds_proc_begin switch anything?  (A caller that can do without
  * /proc, with a pidfd, saves the switch: four credential changes.) */
 bool creds_proc_switches(void);

@@ -283,19 +283,26 @@ static int task_fd_look(pid_t tid, int fd, char *link, size_t linklen, struct st
 	*copy = -1;
 	if (fd < 0)
 		return -EBADF;
-	if (creds_proc_switches()) {
-		struct task *t = task_find(tid);
-		*copy = t && t->proc ? (int)syscall(SYS_pidfd_getfd, t->proc->pidfd, fd, 0) : -1;
-		if (*copy < 0)
+	if (!creds_proc_switches()) {
+		snprintf(link, linklen, "/proc/%d/fd/%d", tid, fd);
+		/* One lookup through the kernel's magic link instead of
+		 * pidfd_getfd, fstat and close: the same file the caller's fd
+		 * names now. */
+		int r = statx_id(AT_FDCWD, link, 0, st, id);
+		if (r == -ENOENT)
 			return -EBADF;
-		snprintf(link, linklen, "/proc/self/fd/%d", *copy);
-		return statx_id(AT_FDCWD, link, 0, st, id);
+		/* A process that changed its ids is not dumpable: its /proc
+		 * directory is its namespace root's, 0500, and the kernel lets
+		 * only the process itself in.  Then by a copy, as below. */
+		if (r != -EACCES)
+			return r;
 	}
-	snprintf(link, linklen, "/proc/%d/fd/%d", tid, fd);
-	/* One lookup through the kernel's magic link instead of pidfd_getfd,
-	 * fstat and close: the same file the caller's fd names now. */
-	int r = statx_id(AT_FDCWD, link, 0, st, id);
-	return r == -ENOENT ? -EBADF : r;
+	struct task *t = task_find(tid);
+	*copy = t && t->proc ? (int)syscall(SYS_pidfd_getfd, t->proc->pidfd, fd, 0) : -1;
+	if (*copy < 0)
+		return -EBADF;
+	snprintf(link, linklen, "/proc/self/fd/%d", *copy);
+	return statx_id(AT_FDCWD, link, 0, st, id);
 }
 
 int fs_task_fd_stat(struct call *c, int fd, struct stat *st)

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/creds.h"
 #include "core/task.h"
 
 /* Reopen fd `fd` of process `pid` as the kernel reopens a /proc/PID/fd/N
@@ -134,7 +135,19 @@ int vfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags, mode_
  * that holds hidden names is granted as a copy of its entries without them:
  * placeholders of the same type, in the skeleton.  Lookups through the fd
  * still go by the virtual path (the registry), never by the copy. */
+static int filter_listing(struct vfs *v, int dirfd, const char *vpath);
+
 int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
+{
+	/* The copy is moat's, in its skeleton: made and opened with the
+	 * skeleton's ids, whatever ids the caller took since. */
+	creds_skel_begin(v->uid, v->gid);
+	int r = filter_listing(v, dirfd, vpath);
+	creds_skel_end();
+	return r;
+}
+
+static int filter_listing(struct vfs *v, int dirfd, const char *vpath)
 {
 	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/apt", NULL };
 	int which = -1;

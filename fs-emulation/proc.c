@@ -182,14 +182,35 @@ void procfs_shown_path(struct vfs *v, const char *host, char *out, size_t len)
 		snprintf(out, len, "anon_inode:[moat-unknown]");
 }
 
-static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
+/* Is `pid` the caller's own process?  (Its /proc is always its to read:
+ * creds_proc_own_begin.) */
+static bool own_pid(const struct task *t, pid_t pid)
+{
+	return t && t->proc && t->proc->tgid == pid;
+}
+
+static void look_begin(const struct task *t, pid_t pid)
+{
+	creds_proc_begin();
+	if (own_pid(t, pid))
+		creds_proc_own_begin();
+}
+
+static void look_end(const struct task *t, pid_t pid)
+{
+	if (own_pid(t, pid))
+		creds_proc_own_end();
+	creds_proc_end();
+}
+
+static int fd_link(struct vfs *v, const struct task *t, pid_t pid, int fd, char *link, size_t len)
 {
 	char hp[64];
 	snprintf(hp, sizeof hp, "/proc/%d/fd/%d", pid, fd);
 	struct stat st;
-	creds_proc_begin();
+	look_begin(t, pid);
 	int sr = stat(hp, &st);
-	creds_proc_end();
+	look_end(t, pid);
 	if (sr < 0)
 		return -ENOENT;
 	const char *vp = reg_get(st.st_dev, st.st_ino);
@@ -198,9 +219,9 @@ static int fd_link(struct vfs *v, pid_t pid, int fd, char *link, size_t len)
 		return 0;
 	}
 	char host[PATH_MAX];
-	creds_proc_begin();
+	look_begin(t, pid);
 	ssize_t n = readlink(hp, host, sizeof host - 1);
-	creds_proc_end();
+	look_end(t, pid);
 	if (n < 0)
 		return -ENOENT;
 	host[n] = '\0';
@@ -293,7 +314,7 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 			return -ENOENT;
 		int fd = atoi(name);
 		char tmp[PATH_MAX];
-		if (fd_link(v, d.pid, fd, tmp, sizeof tmp) < 0)
+		if (fd_link(v, t, d.pid, fd, tmp, sizeof tmp) < 0)
 			return -ENOENT;
 		if (d.sub[2] == 'i') { /* fdinfo */
 			synth_stat(st, P_FILE, v);
@@ -341,7 +362,12 @@ int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 		struct procfs_dir d;
 		if (parse_dir(p->rel, &d) < 0)
 			return -ENOENT;
-		return materialize_dir(v, t, &d);
+		/* The listing is moat's, in its skeleton: made and opened
+		 * with the skeleton's ids (creds_skel_begin). */
+		creds_skel_begin(v->uid, v->gid);
+		int fd = materialize_dir(v, t, &d);
+		creds_skel_end();
+		return fd;
 	}
 	if (flags & O_DIRECTORY)
 		return -ENOTDIR;
@@ -369,7 +395,7 @@ int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 	if (d.pid == 0)
 		r = procfs_gen_top(v, d.sub, name, out);
 	else if (strcmp(d.sub, "fdinfo") == 0 && all_digits(name, strlen(name)))
-		r = procfs_gen_fdinfo(d.pid, name, out);
+		r = procfs_gen_fdinfo(d.pid, own_pid(t, d.pid), name, out);
 	else if (d.sub[0] == '\0')
 		r = procfs_gen_pid(v, t, &d, name, out);
 	else
@@ -479,9 +505,9 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 		   strcmp(d->sub, "task") == 0) {
 		char host[64];
 		snprintf(host, sizeof host, "/proc/%d/%s", d->pid, d->sub);
-		creds_proc_begin();
+		look_begin(t, d->pid);
 		DIR *dp = opendir(host);
-		creds_proc_end();
+		look_end(t, d->pid);
 		struct dirent *de;
 		while (dp && pv_cur < PV_ENTRIES_MAX && (de = readdir(dp))) {
 			if (de->d_name[0] == '.')
@@ -492,14 +518,13 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 				continue;
 			}
 			char link[PATH_MAX];
-			if (fd_link(v, d->pid, atoi(de->d_name), link, sizeof link) == 0)
+			if (fd_link(v, t, d->pid, atoi(de->d_name), link, sizeof link) == 0)
 				add_placeholder(dir, de->d_name, d->sub[2] == 'i' ? P_FILE : P_LINK,
 						link);
 		}
 		if (dp)
 			closedir(dp);
 	}
-	(void)t;
 	for (; tab && tab->name; tab++)
 		if (entry_present(tab))
 			add_placeholder(dir, tab->name, tab->type, NULL);

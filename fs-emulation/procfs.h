@@ -6,6 +6,7 @@
 #ifndef MOAT_PROCFS_H
 #define MOAT_PROCFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -46,6 +47,6 @@ int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, co
 		   FILE *out);
 /* /proc/PID/fdinfo/`name`: the kernel's own (position, flags, counters;
  * no path). */
-int procfs_gen_fdinfo(pid_t pid, const char *name, FILE *out);
+int procfs_gen_fdinfo(pid_t pid, bool own, const char *name, FILE *out);
 
 #endif

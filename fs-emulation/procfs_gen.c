@@ -811,14 +811,18 @@ int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, co
 	return 0;
 }
 
-int procfs_gen_fdinfo(pid_t pid, const char *name, FILE *out)
+int procfs_gen_fdinfo(pid_t pid, bool own, const char *name, FILE *out)
 {
 	/* Position, flags and the kernel's own counters: no path. */
 	char host[64];
 	snprintf(host, sizeof host, "/proc/%d/fdinfo/%s", pid, name);
 	size_t n;
 	creds_proc_begin();
+	if (own)
+		creds_proc_own_begin();
 	char *s = slurp(host, &n);
+	if (own)
+		creds_proc_own_end();
 	creds_proc_end();
 	if (!s)
 		return -ENOENT;

@@ -278,7 +278,9 @@ struct verdict sys_ioctl(struct call *c)
 		char link[64], host[64];
 		snprintf(link, sizeof link, "/proc/%d/fd/%d", c->tid, (int)c->arg[0]);
 		creds_proc_begin();
+		creds_proc_own_begin(); /* the caller's own fd */
 		ssize_t l = readlink(link, host, sizeof host - 1);
+		creds_proc_own_end();
 		creds_proc_end();
 		if (l > 9) {
 			host[l] = '\0';

@@ -174,7 +174,9 @@ unsigned sock_fd_cloexec(struct call *c, int fd)
 	char path[64], line[128];
 	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", c->task->proc->tgid, fd);
 	creds_proc_begin();
+	creds_proc_own_begin(); /* the caller's own process */
 	FILE *f = fopen(path, "re");
+	creds_proc_own_end();
 	creds_proc_end();
 	unsigned r = 0;
 	while (f && fgets(line, sizeof line, f)) {

@@ -47,6 +47,12 @@ print("status", status["Uid"].split(), status["Gid"].split())
 EOF
 setpriv --reuid=1000 --regid=1000 --clear-groups id -u
 setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"
+# listings moat makes (/etc without its hidden names, /proc) and a
+# process that gave up root looking at its own fds (not dumpable)
+setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "ls /etc >/dev/null && echo ls etc: ok;
+    ls /proc/self/ >/dev/null && echo ls proc: ok; exec 7<shared; basename \$(readlink /proc/self/fd/7);
+    ls /proc/self/fd | grep -qx 7 && echo fd 7 listed; python3 -c \"import os; print(oct(os.fstat(7).st_mode))\";
+    ps -o uid= -p \$\$"
 mkdir -p t/src && touch t/src/a t/src/b && chown 1000:1000 t/src/a && chown 33:33 t/src/b &&
     chmod 0604 t/src/a && tar cf t.tar -C t src || exit 91
 mkdir x && tar xpf t.tar -C x; echo "tar x: $?"
