@@ -104,6 +104,26 @@ void creds_call(const struct creds *cr)
 		apply_ids(cr);
 }
 
+uint64_t creds_who(void)
+{
+	const struct creds *cr = call_creds;
+	if (!cr)
+		return 0;
+	/* FNV-1a over the ids the kernel checks a lookup against */
+	uint64_t h = 14695981039346656037ULL;
+	uint32_t ids[3 + CREDS_GROUPS_MAX];
+	int n = 0;
+	ids[n++] = cr->uid;
+	ids[n++] = cr->gid;
+	ids[n++] = (uint32_t)cr->ngroups;
+	for (int i = 0; i < cr->ngroups && i < CREDS_GROUPS_MAX; i++)
+		ids[n++] = cr->groups[i];
+	const unsigned char *b = (const unsigned char *)ids;
+	for (size_t i = 0; i < (size_t)n * sizeof ids[0]; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h | 1; /* never 0, the run's own */
+}
+
 bool creds_proc_switches(void)
 {
 	const struct creds *cr = call_creds;

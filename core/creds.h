@@ -69,6 +69,12 @@ void creds_skel_end(void);
 /* Would creds_proc_begin switch anything?  (A caller that can do without
  * /proc, with a pidfd, saves the switch: four credential changes.) */
 bool creds_proc_switches(void);
+/* Whom this thread serves now, as the kernel's permission checks see it:
+ * a key of the fs ids and groups of creds_call's creds; 0 without a user
+ * namespace, where every call has the run's ids.  What one identity may
+ * look up (a directory fd of the dentry cache, reached through parents
+ * it may search) another may not. */
+uint64_t creds_who(void);
 /* A sandbox id (as the caller named it) as the host's: -1 stays -1,
  * without a user namespace nothing changes; with one, root is host root
  * (moat serves the sandbox's root so) and k is base + k.  -EINVAL for an

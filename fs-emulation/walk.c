@@ -248,9 +248,10 @@ struct dentry {
 	const struct vfs_mount *mnt;
 	char *rel;
 	int fd;
-	bool upper; /* an overlay's upper-layer directory */
-	bool stale; /* invalidated while pinned: found by no lookup */
-	int pins;   /* walks of the current call holding fd */
+	bool upper;   /* an overlay's upper-layer directory */
+	bool stale;   /* invalidated while pinned: found by no lookup */
+	int pins;     /* walks of the current call holding fd */
+	uint64_t who; /* whose walk opened it (creds_who): only theirs use it */
 };
 
 static struct dentry dcache[DCACHE_SLOTS];
@@ -295,7 +296,10 @@ static void dentry_free(struct dentry *d)
 static int dcache_get(const struct vfs_mount *m, const char *rel, bool *upper, int *pin)
 {
 	struct dentry *d = dcache_slot(m, rel);
-	if (!d->rel || d->stale || d->mnt != m || strcmp(d->rel, rel) != 0)
+	/* Another identity's fd would skip the search permission of the
+	 * directories above it, which its walk checked and this one has not
+	 * (the root inside caches /tmp/a/b; uid 1000 may not pass /tmp/a). */
+	if (!d->rel || d->stale || d->mnt != m || d->who != creds_who() || strcmp(d->rel, rel) != 0)
 		return -1;
 	*upper = d->upper;
 	d->pins++;
@@ -315,7 +319,7 @@ static bool dcache_put(const struct vfs_mount *m, const char *rel, int fd, bool 
 		return false;
 	if (d->rel)
 		dentry_free(d);
-	*d = (struct dentry){ m, copy, fd, upper, false, 1 };
+	*d = (struct dentry){ m, copy, fd, upper, false, 1, creds_who() };
 	*pin = 1 + (int)(d - dcache);
 	dcache_used[(d - dcache) / 64] |= 1ULL << ((d - dcache) % 64);
 	return true;

@@ -53,6 +53,10 @@ setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "ls /etc >/dev/null && ec
     ls /proc/self/ >/dev/null && echo ls proc: ok; exec 7<shared; basename \$(readlink /proc/self/fd/7);
     ls /proc/self/fd | grep -qx 7 && echo fd 7 listed; python3 -c \"import os; print(oct(os.fstat(7).st_mode))\";
     ps -o uid= -p \$\$"
+# a directory root closed (0700) stays closed to another id below it,
+# whatever moat looked up there for root before (its dentry cache)
+mkdir -p closed/in && echo inner > closed/in/f && chmod 700 closed && cat closed/in/f &&
+    setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "cat closed/in/f 2>/dev/null || echo closed: denied"
 mkdir -p t/src && touch t/src/a t/src/b && chown 1000:1000 t/src/a && chown 33:33 t/src/b &&
     chmod 0604 t/src/a && tar cf t.tar -C t src || exit 91
 mkdir x && tar xpf t.tar -C x; echo "tar x: $?"
