@@ -300,6 +300,44 @@ void creds_proc_own_end(void)
 		set_caps(false);
 }
 
+bool creds_dac_may(uid_t owner)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root || !cr->base || cr->uid != 0)
+		return false;
+	return owner == 0 || (owner >= cr->base && owner - cr->base < CREDS_NS_RANGE);
+}
+
+static void dac_caps(uint32_t caps)
+{
+	const struct creds *cr = call_creds;
+	if (!cr || !cr->as_root)
+		return;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective |= d[0].permitted & caps;
+	syscall(SYS_capset, &h, d);
+}
+
+void creds_dac_begin(void)
+{
+	dac_caps((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+}
+
+void creds_sticky_begin(void)
+{
+	dac_caps((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER));
+}
+
+void creds_dac_end(void)
+{
+	const struct creds *cr = call_creds;
+	if (cr && cr->as_root)
+		set_caps(false);
+}
+
 void creds_admin_end(const struct creds *cr)
 {
 	if (cr->as_root)

@@ -105,6 +105,21 @@ void creds_identity_end(const struct creds *cr);
  * sockets made for the sandbox: a socket keeps its maker's credentials,
  * and netlink checks them.  Ended by creds_identity_end. */
 void creds_bare_begin(const struct creds *cr);
+/* The root inside's DAC override (docs/filesystem.md "Permissions"): may
+ * moat redo, with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, what the
+ * kernel refused with EACCES on a node owned by `owner`, for the call this
+ * thread serves?  Yes when the caller is the sandbox's root (a user
+ * namespace's, served as host root) and the node is host root's or one of
+ * the sandbox's ids.  The caller (fs-emulation) also wants a node of the
+ * sandbox's own layers, decided on an fd of the node or of its directory. */
+bool creds_dac_may(uid_t owner);
+/* Those two capabilities effective, for one redone call; creds_dac_end
+ * goes back to the loop's usual set. */
+void creds_dac_begin(void);
+void creds_dac_end(void);
+/* ... and CAP_FOWNER too, for a removal in a sticky directory (/tmp) of a
+ * node of another sandbox id; ended by creds_dac_end. */
+void creds_sticky_begin(void);
 /* Every capability moat holds, effective, for a moment (setns into the
  * sandbox's network namespace); creds_admin_end goes back to the loop's
  * usual set. */

@@ -81,6 +81,19 @@ static bool root_over_fd(const struct call *c, int fd)
 	return st.st_uid == 0 || (st.st_uid >= cr->base && st.st_uid - cr->base < CREDS_NS_RANGE);
 }
 
+/* After a change of the file behind moat's copy `fd` of a caller's fd
+ * failed (EACCES, EPERM): true, with root's DAC override and CAP_FOWNER
+ * on (vfs_dac_leave ends them), when root_over_fd allows the change
+ * (docs/filesystem.md "Permissions", dac.c): the owner's rights of the
+ * sandbox's root over a file of its own layers. */
+static bool root_fd_again(const struct call *c, int fd)
+{
+	if ((errno != EACCES && errno != EPERM) || !root_over_fd(c, fd))
+		return false;
+	creds_sticky_begin();
+	return true;
+}
+
 /* chmod("/proc/self/fd/N"): glibc's fchmodat(AT_SYMLINK_NOFOLLOW) before
  * fchmodat2 (Debian 12's: tar, `chmod -h`) opens the node O_PATH and
  * changes it through its magic link.  The caller's fd N, as fchmod would
@@ -262,8 +275,11 @@ static struct verdict utimens_common(struct call *c, int dirfd_argi, int path_ar
 	struct verdict v;
 	if (attr_walk(c, dirfd_argi, path_argi, flags, &p, &v) < 0)
 		return v;
-	int r = p.parent >= 0 ? utimensat(p.parent, p.name, ts, AT_SYMLINK_NOFOLLOW)
-			      : utimensat(vfs_root_fd(&p), "", ts, AT_EMPTY_PATH);
+	int r;
+	if (p.parent >= 0)
+		VFS_DAC_NODE_RETRY(&p, r, utimensat(p.parent, p.name, ts, AT_SYMLINK_NOFOLLOW));
+	else
+		r = utimensat(vfs_root_fd(&p), "", ts, AT_EMPTY_PATH);
 	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
@@ -296,6 +312,10 @@ struct verdict sys_utimensat(struct call *c)
 		if (fd < 0)
 			return v_error(-fd);
 		int r = futimens(fd, tp);
+		if (r < 0 && root_fd_again(c, fd)) {
+			r = futimens(fd, tp);
+			vfs_dac_leave();
+		}
 		int e = errno;
 		close(fd);
 		return r < 0 ? v_error(e) : v_value(0);
@@ -524,6 +544,10 @@ struct verdict sys_fsetxattr(struct call *c)
 	if (fd < 0)
 		return v_error(-fd);
 	r = fsetxattr(fd, name, value, size, (int)c->arg[4]);
+	if (r < 0 && root_fd_again(c, fd)) {
+		r = fsetxattr(fd, name, value, size, (int)c->arg[4]);
+		vfs_dac_leave();
+	}
 	int e = errno;
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
@@ -539,6 +563,10 @@ struct verdict sys_fremovexattr(struct call *c)
 	if (fd < 0)
 		return v_error(-fd);
 	r = fremovexattr(fd, name);
+	if (r < 0 && root_fd_again(c, fd)) {
+		r = fremovexattr(fd, name);
+		vfs_dac_leave();
+	}
 	int e = errno;
 	close(fd);
 	return r < 0 ? v_error(e) : v_value(0);
@@ -550,9 +578,30 @@ struct verdict sys_fremovexattr(struct call *c)
  * followed again); changes only in writable mounts (an overlay copies the
  * node up first), names of the user namespace only.  Synthetic nodes have
  * none: EOPNOTSUPP. */
+enum xattr_op { SET, GET, LIST, REMOVE };
+
+/* The call itself, on `at` (followed when `follow`: a mount root's fd). */
+static ssize_t xattr_op(enum xattr_op op, bool follow, const char *at, const char *name,
+			char *value, size_t size, size_t cap, int flags)
+{
+	switch (op) {
+	case SET:
+		return follow ? setxattr(at, name, value, size, flags)
+			      : lsetxattr(at, name, value, size, flags);
+	case REMOVE: return follow ? removexattr(at, name) : lremovexattr(at, name);
+	case GET:
+		return follow ? getxattr(at, name, cap ? value : NULL, cap)
+			      : lgetxattr(at, name, cap ? value : NULL, cap);
+	case LIST:
+		return follow ? listxattr(at, cap ? value : NULL, cap)
+			      : llistxattr(at, cap ? value : NULL, cap);
+	}
+	return -1;
+}
+
 struct verdict sys_xattr(struct call *c)
 {
-	enum { SET, GET, LIST, REMOVE } op;
+	enum xattr_op op;
 	bool nofollow;
 	switch (c->nr) {
 	case SYS_setxattr: op = SET, nofollow = false; break;
@@ -613,22 +662,14 @@ struct verdict sys_xattr(struct call *c)
 		fs_fdpath(fd, at, sizeof at);
 	}
 	bool root = fd >= 0;
-	ssize_t n = 0;
 	size_t cap = size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : size;
-	switch (op) {
-	case SET:
-		n = root ? setxattr(at, name, value, size, (int)c->arg[4])
-			 : lsetxattr(at, name, value, size, (int)c->arg[4]);
-		break;
-	case REMOVE: n = root ? removexattr(at, name) : lremovexattr(at, name); break;
-	case GET:
-		n = root ? getxattr(at, name, cap ? value : NULL, cap)
-			 : lgetxattr(at, name, cap ? value : NULL, cap);
-		break;
-	case LIST:
-		n = root ? listxattr(at, cap ? value : NULL, cap)
-			 : llistxattr(at, cap ? value : NULL, cap);
-		break;
+	ssize_t n = xattr_op(op, root, at, name, value, size, cap, (int)c->arg[4]);
+	/* the root inside in its own layers (dac.c): a look up in the
+	 * directory for a read, the node's owner's rights for a change */
+	if (n < 0 && !root &&
+	    ((op == GET || op == LIST) ? vfs_dac_enter(&p) : vfs_dac_enter_node(&p))) {
+		n = xattr_op(op, root, at, name, value, size, cap, (int)c->arg[4]);
+		vfs_dac_leave();
 	}
 	int e = errno;
 	if (fd >= 0)

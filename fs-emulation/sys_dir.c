@@ -48,6 +48,8 @@ static int may_search(struct vfs_path *p)
 	int r = p->parent >= 0 ? faccessat(p->parent, p->name, X_OK, AT_EACCESS)
 			       : (int)syscall(SYS_faccessat2, vfs_root_fd(p), "", X_OK,
 					      AT_EACCESS | AT_EMPTY_PATH);
+	if (r < 0 && errno == EACCES)
+		return vfs_dac_access(p, X_OK); /* the root inside (dac.c) */
 	return r < 0 ? -errno : 0;
 }
 
@@ -164,8 +166,9 @@ static struct verdict mkdir_common(struct call *c, int dirfd_argi, int path_argi
 	struct verdict v;
 	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, FS_NEW_SLASH, &p, &v) < 0)
 		return v;
-	v = mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777) < 0 ? v_error(errno)
-										    : v_value(0);
+	int r;
+	VFS_DAC_RETRY(&p, r, mkdirat(p.parent, p.name, mode & ~c->task->proc->fs->umask & 07777));
+	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -192,6 +195,19 @@ static int last_is_dot(const char *path)
 
 struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir);
 
+/* unlinkat of walked node `p`, with the root inside's override (dac.c)
+ * where the kernel refused: EACCES of its directory, or EPERM of a sticky
+ * one (/tmp) for a node of another sandbox id, which root's CAP_FOWNER
+ * passes.  -1 with errno, or 0. */
+static int remove_at(struct vfs_path *p, bool dir)
+{
+	int r;
+	VFS_DAC_RETRY(p, r, unlinkat(p->parent, p->name, dir ? AT_REMOVEDIR : 0));
+	if (r < 0 && errno == EPERM)
+		r = vfs_dac_unlink_sticky(p, dir);
+	return r;
+}
+
 struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir)
 {
 	struct vfs_path p;
@@ -211,7 +227,7 @@ struct verdict fs_remove(struct call *c, int dirfd_argi, int path_argi, bool dir
 		v = v_error(EBUSY); /* a mount point, or above one */
 	else if ((r = vfs_make_writable(c->vfs, &p, VC_REMOVE)) < 0)
 		v = v_error(-r);
-	else if (unlinkat(p.parent, p.name, dir ? AT_REMOVEDIR : 0) < 0)
+	else if (remove_at(&p, dir) < 0)
 		v = v_error(errno);
 	else
 		v = v_value(0);
@@ -239,8 +255,9 @@ static struct verdict mknod_common(struct call *c, int dirfd_argi, int path_argi
 	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, 0, &p, &v) < 0)
 		return v;
 	mode_t perm = fs_file_mode(mode & ~c->task->proc->fs->umask);
-	v = mknodat(p.parent, p.name, (type ? type : S_IFREG) | perm, dev) < 0 ? v_error(errno)
-									       : v_value(0);
+	int r;
+	VFS_DAC_RETRY(&p, r, mknodat(p.parent, p.name, (type ? type : S_IFREG) | perm, dev));
+	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }

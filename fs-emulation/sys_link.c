@@ -153,7 +153,8 @@ static struct verdict rename_common(struct call *c, int odir, int opath, int ndi
 					: b.exists                ? VC_REMOVE
 								  : VC_CREATE)) < 0)
 		v = v_error(-r);
-	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0)
+	else if (renameat2(a.parent, a.name, b.parent, b.name, flags) < 0 &&
+		 ((errno != EACCES && errno != EPERM) || vfs_dac_rename(&a, &b, flags) < 0))
 		v = v_error(errno);
 	else
 		v = v_value(0);
@@ -194,7 +195,8 @@ static struct verdict symlink_common(struct call *c, int target_argi, int dirfd_
 	struct verdict v;
 	if (fs_walk_new_name(c, dirfd_argi, path_argi, 0, 0, &p, &v) < 0)
 		return v;
-	v = symlinkat(target, p.parent, p.name) < 0 ? v_error(errno) : v_value(0);
+	VFS_DAC_RETRY(&p, r, symlinkat(target, p.parent, p.name));
+	v = r < 0 ? v_error(errno) : v_value(0);
 	vfs_path_release(&p);
 	return v;
 }
@@ -322,9 +324,10 @@ static struct verdict link_common(struct call *c, int odir, int opath, int ndir,
 			 * cannot be swapped under us. */
 			char self[64];
 			fs_fdpath(src, self, sizeof self);
-			v = linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW) < 0
-				    ? v_error(errno)
-				    : v_value(0);
+			int lr;
+			VFS_DAC_RETRY(&b, lr,
+				      linkat(AT_FDCWD, self, b.parent, b.name, AT_SYMLINK_FOLLOW));
+			v = lr < 0 ? v_error(errno) : v_value(0);
 		}
 	}
 	vfs_path_release(&b);

@@ -219,7 +219,7 @@ struct verdict sys_statx(struct call *c)
 		if (p.kind == VN_HOST) {
 			int sf = (flags & AT_STATX_SYNC_TYPE) | AT_SYMLINK_NOFOLLOW;
 			if (p.parent >= 0)
-				r = statx(p.parent, p.name, sf, mask, &sx);
+				VFS_DAC_RETRY(&p, r, statx(p.parent, p.name, sf, mask, &sx));
 			else
 				r = statx(vfs_root_fd(&p), "", sf | AT_EMPTY_PATH, mask, &sx);
 			if (r < 0)
@@ -280,7 +280,11 @@ static struct verdict access_common(struct call *c, int dirfd_argi, int path_arg
 		else
 			r = (int)syscall(SYS_faccessat2, vfs_root_fd(&p), "", mode,
 					 AT_EACCESS | AT_EMPTY_PATH);
-		v = r < 0 ? v_error(errno) : v_value(0);
+		if (r < 0 && errno == EACCES)
+			r = vfs_dac_access(&p, mode); /* the root inside (dac.c) */
+		else if (r < 0)
+			r = -errno;
+		v = r < 0 ? v_error(-r) : v_value(0);
 	}
 	vfs_path_release(&p);
 	return v;
@@ -325,7 +329,7 @@ static struct verdict readlink_common(struct call *c, int dirfd_argi, int path_a
 		goto out;
 	}
 	if (p.kind == VN_HOST) {
-		n = readlinkat(p.parent, p.name, link, sizeof link);
+		VFS_DAC_RETRY(&p, n, readlinkat(p.parent, p.name, link, sizeof link));
 		if (n < 0)
 			n = -errno;
 	} else {

@@ -222,6 +222,66 @@ int vfs_root_fd(const struct vfs_path *p);
  * symlink and no magic link followed: fd or -errno (walk.c). */
 int vfs_open_beneath(int root, const char *rel, int flags);
 
+/* The root inside's DAC override in the sandbox's own layers (dac.c):
+ * after the kernel said EACCES, may the call be done again with it on the
+ * node `fd` (an fd of the node, or of the directory a change is made in)
+ * of mount `m` (`upper`: an overlay's upper layer)? */
+bool vfs_dac_fd(const struct vfs_mount *m, bool upper, int fd);
+/* The existing node `name` of directory `dir`, which the walk found as
+ * `walked`, opened with `flags` under the override: fd, or -errno
+ * (-EACCES where the override does not apply). */
+int vfs_dac_reopen(const struct vfs_mount *m, bool upper, int dir, const char *name, int flags,
+		   const struct stat *walked);
+/* vfs_open_beneath(root, rel, O_PATH | O_DIRECTORY) one component at a
+ * time, each looked up under the override where its directory allows:
+ * for a tmpfs mount `m`.  fd or -errno. */
+int vfs_dac_open_beneath(const struct vfs_mount *m, int root, const char *rel);
+/* Right after a call on walked node `p` — a lookup of its name in its
+ * directory, or a change of that directory (create, remove, rename) —
+ * failed: true, with the override on, when it failed with EACCES and the
+ * directory p->parent allows the override; vfs_dac_leave ends it. */
+bool vfs_dac_enter(const struct vfs_path *p);
+void vfs_dac_leave(void);
+/* The same for a change of node `p` itself (its times, its extended
+ * attributes) by name, after EACCES or EPERM: the node the walk found must
+ * be the sandbox's too, and root's CAP_FOWNER joins the override (the
+ * owner's own rights).  A rename racing the call could make it another
+ * node of that directory of the sandbox's own layers. */
+bool vfs_dac_enter_node(const struct vfs_path *p);
+/* `call` on node `p` by name, again under vfs_dac_enter_node. */
+#define VFS_DAC_NODE_RETRY(p, r, call)                  \
+	do {                                            \
+		(r) = (call);                           \
+		if ((r) < 0 && vfs_dac_enter_node(p)) { \
+			(r) = (call);                   \
+			vfs_dac_leave();                \
+		}                                       \
+	} while (0)
+/* `call` on p's name or directory (setting r, < 0 with errno on failure),
+ * done again under the override when vfs_dac_enter allows. */
+#define VFS_DAC_RETRY(p, r, call)                  \
+	do {                                       \
+		(r) = (call);                      \
+		if ((r) < 0 && vfs_dac_enter(p)) { \
+			(r) = (call);              \
+			vfs_dac_leave();           \
+		}                                  \
+	} while (0)
+/* faccessat of walked node `p` (AT_EACCESS) under the override, on an
+ * O_PATH fd of the node the walk found: 0 or -errno (-EACCES where the
+ * override does not apply). */
+int vfs_dac_access(const struct vfs_path *p, int mode);
+/* unlinkat of walked node `p` after the kernel's EPERM of a sticky
+ * directory, with root's CAP_FOWNER too, for a node and directory of the
+ * sandbox's (decided on the directory's fd and the walk's stat of the
+ * node).  0, or -1 with errno (EPERM where the override does not apply). */
+int vfs_dac_unlink_sticky(const struct vfs_path *p, bool dir);
+/* renameat2 of walked `a` to `b` after the kernel's EACCES or EPERM, under
+ * the override when both directories allow it (and, in a sticky one, both
+ * nodes are the sandbox's).  0, or -1 with errno (the kernel's where the
+ * override does not apply). */
+int vfs_dac_rename(const struct vfs_path *a, const struct vfs_path *b, unsigned flags);
+
 /* Set one of a mount's paths to a copy of `s` (the old one freed).
  * 0, or -ENOMEM with the slot unchanged. */
 int vfs_mount_str(const char **slot, const char *s);

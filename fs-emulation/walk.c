@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/creds.h"
 #include "core/task.h"
 
 #define MAX_HOPS 40
@@ -355,7 +356,8 @@ static int open_parent(struct vfs_mount *m, const char *dir, bool *upper)
 	*upper = false;
 	if (m->kind == MNT_OVERLAY)
 		return ov_open_dir(m, dir, upper);
-	return vfs_open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	int fd = vfs_open_beneath(m->root_fd, dir, O_PATH | O_DIRECTORY);
+	return fd == -EACCES ? vfs_dac_open_beneath(m, m->root_fd, dir) : fd;
 }
 
 /* Directory `dir` of `m`: the cache's fd, pinned (*pin != 0), or one of
@@ -406,8 +408,16 @@ static int host_lstat(struct vfs_mount *m, int *parent, int *pin, bool *upper, c
 		}
 		return r;
 	}
-	if (fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
+	if (fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int e = errno;
+		if (e != EACCES || !vfs_dac_fd(m, false, *parent))
+			return -e;
+		creds_dac_begin(); /* the root inside searches its own layers */
+		e = fstatat(*parent, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+		creds_dac_end();
+		if (e)
+			return -e;
+	}
 	/* /dev/pts/N: a placeholder for a pty of the sandbox's (dev.c) */
 	bool pts = strcmp(dir, "pts") == 0;
 	if (m->kind == MNT_DEV && S_ISREG(st->st_mode) && (pts || vfs_dev_name(name))) {

@@ -114,8 +114,11 @@ compare() {
 #                                  crosses file systems, as /usr's does
 #                                  where /tmp is a tmpfs
 #   probe_overlay@/ov+uid0         (as root) `--uid 0 --gid 0`, the fixture
-#                                  uid 0's; natively uid 0 without any
-#                                  capability, as moat's sandbox is
+#                                  uid 0's; natively root in a user
+#                                  namespace that maps host root alone
+#                                  (unshare --map-root-user), as the root
+#                                  inside is: root's powers over root's
+#                                  files, none over uid 1000's
 #   probe_overlay@persist          `probe_overlay persist-1` then
 #                                  `persist-2`, natively in one tree, under
 #                                  moat in two runs sharing `--persist DIR`:
@@ -233,7 +236,7 @@ run_fixture_probe() {
 	# runs as root) and root; in the uid-0 run 0 and 1000.
 	self=$(id -u) other=$(id -u)
 	[ -n "$AS" ] && self=65534 other=0
-	AS0="setpriv --reuid=0 --regid=0 --clear-groups --inh-caps=-all --bounding-set=-all"
+	AS0="unshare --user --map-root-user --"
 	fixture "$p" "$T/$p.n.d" "$T/$p.n.d" "$self" "$other" || return
 	native_fixture "$T/$p.native" "$AS" "$T/$p.n.d"
 	fixture "$p" "$T/$p.pn.d" "$T/$p.pn.d" "$self" "$other" || return

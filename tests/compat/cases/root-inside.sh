@@ -3,8 +3,9 @@
 # what its new ids may have (a file root made 0600 stays closed to it, a
 # file it makes is its own), Debian's system accounts have their names, and
 # tar restores the owners of an archive with several (chown, fchown, and
-# glibc's chmod through /proc/self/fd; not yet a directory that ends up
-# 0700 and another id's: that needs DAC override, docs/compatibility.md).
+# glibc's chmod through /proc/self/fd), root passes the modes of its own
+# files and of the other ids' (a 0700 directory of uid 1000, a 0400 file,
+# a sticky /tmp: DAC override in the sandbox's own layers).
 # Natively this runs as root.
 MOAT_ARGS=(--uid 0 --gid 0)
 case_ 'cd "$1" || exit 90
@@ -60,4 +61,16 @@ mkdir -p closed/in && echo inner > closed/in/f && chmod 700 closed && cat closed
 mkdir -p t/src && touch t/src/a t/src/b && chown 1000:1000 t/src/a && chown 33:33 t/src/b &&
     chmod 0604 t/src/a && tar cf t.tar -C t src || exit 91
 mkdir x && tar xpf t.tar -C x; echo "tar x: $?"
-stat -c "%n %u:%g %a" x/src x/src/a x/src/b'
+stat -c "%n %u:%g %a" x/src x/src/a x/src/b
+# root over the files of other ids: a 0700 directory of uid 1000 with a 0400
+# file, archived and restored, then read, changed and removed by root
+mkdir -p t/priv && echo secret > t/priv/s && chown -R 1000:1000 t/priv && chmod 0400 t/priv/s &&
+    chmod 0700 t/priv && tar cf p.tar -C t priv || exit 92
+mkdir y && tar xpf p.tar -C y; echo "tar x priv: $?"
+stat -c "%n %u:%g %a" y/priv y/priv/s
+cat y/priv/s; echo more >> y/priv/s && echo appended; touch -d 2001-01-01 y/priv/s && stat -c "%y" y/priv/s | cut -c1-4
+test -w y/priv/s && echo "access W: yes"; ls y/priv; mv y/priv/s y/priv/s2 && ls y/priv
+rm -rf y && echo "rm -rf: $?"
+# a sticky directory: root removes a file of another id there
+d=/tmp/sticky.$$ && mkdir -m 1777 $d && setpriv --reuid=1000 --regid=1000 --clear-groups touch $d/u &&
+    rm $d/u && echo "sticky rm: ok"; rm -rf $d'
