@@ -360,6 +360,9 @@ static void run_view(struct run *r)
 	v->etc_hosts_pins = r->pins;
 	v->etc_dns_stub = r->net.dns_fd >= 0;
 	v->etc_no_egress = r->net.nrule == 0;
+	/* Without root the sandbox's sockets start in the host's network
+	 * namespace (docs/network.md): its /proc/net would be the host's. */
+	v->proc_net = r->net.mode == NET_NETNS;
 }
 
 /* The run's random id (its scratch directory's name, its abstract

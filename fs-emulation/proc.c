@@ -41,7 +41,7 @@ static const struct pentry top_entries[] = {
 	{ "uptime", P_FILE },  { "loadavg", P_FILE },
 	{ "version", P_FILE }, { "filesystems", P_FILE },
 	{ "sys", P_DIR },      { "config.gz", P_FILE },
-	{ NULL, 0 },
+	{ "net", P_LINK },     { NULL, 0 },
 };
 static const struct pentry pid_entries[] = {
 	{ "stat", P_FILE },   { "statm", P_FILE },   { "status", P_FILE },    { "cmdline", P_FILE },
@@ -49,7 +49,14 @@ static const struct pentry pid_entries[] = {
 	{ "limits", P_FILE }, { "mounts", P_FILE },  { "mountinfo", P_FILE }, { "cgroup", P_FILE },
 	{ "auxv", P_FILE },   { "exe", P_LINK },     { "cwd", P_LINK },       { "root", P_LINK },
 	{ "fd", P_DIR },      { "fdinfo", P_DIR },   { "task", P_DIR },       { "pagemap", P_FILE },
-	{ NULL, 0 },
+	{ "net", P_DIR },     { NULL, 0 },
+};
+/* /proc/PID/net: the kernel's files of the sandbox's own network
+ * namespace (procfs_gen.c procfs_gen_net). */
+static const struct pentry net_entries[] = {
+	{ "tcp", P_FILE },  { "tcp6", P_FILE },  { "udp", P_FILE },
+	{ "udp6", P_FILE }, { "unix", P_FILE },  { "if_inet6", P_FILE },
+	{ "dev", P_FILE },  { "route", P_FILE }, { NULL, 0 },
 };
 static const struct pentry sys_entries[] = {
 	{ "kernel", P_DIR }, { "vm", P_DIR }, { "fs", P_DIR }, { NULL, 0 }
@@ -81,16 +88,21 @@ static const struct pentry sys_vm_entries[] = { { "overcommit_memory", P_FILE },
 
 /* An entry the host's kernel may not have: config.gz is there only with
  * CONFIG_IKCONFIG_PROC. */
-static bool entry_present(const struct pentry *e)
+/* ... and net (a link at the top, a directory per process) only where
+ * the sandbox has a network namespace of its own to show. */
+static bool entry_present(const struct vfs *v, const struct pentry *e)
 {
+	if (strcmp(e->name, "net") == 0)
+		return v->proc_net;
 	return strcmp(e->name, "config.gz") != 0 || access("/proc/config.gz", R_OK) == 0;
 }
 
-static const struct pentry *find_entry(const struct pentry *tab, const char *name)
+static const struct pentry *find_entry(const struct vfs *v, const struct pentry *tab,
+				       const char *name)
 {
 	for (; tab->name; tab++)
 		if (strcmp(tab->name, name) == 0)
-			return entry_present(tab) ? tab : NULL;
+			return entry_present(v, tab) ? tab : NULL;
 	return NULL;
 }
 
@@ -273,7 +285,7 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 			synth_stat(st, P_DIR, v);
 			return 0;
 		}
-		const struct pentry *e = find_entry(tab, name);
+		const struct pentry *e = find_entry(v, tab, name);
 		if (!e)
 			return -ENOENT;
 		synth_stat(st, e->type, v);
@@ -283,6 +295,8 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 			snprintf(link, linklen, "%d/task/%d", self, t ? t->tid : 0);
 		else if (strcmp(name, "mounts") == 0 && tab == top_entries)
 			snprintf(link, linklen, "self/mounts");
+		else if (strcmp(name, "net") == 0 && tab == top_entries)
+			snprintf(link, linklen, "self/net");
 		return 0;
 	}
 	if (!sandbox_pid(d.pid, 0) || (d.tid && !sandbox_pid(d.tid, d.pid)))
@@ -291,7 +305,7 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 	if (!p)
 		return -ENOENT;
 	if (d.sub[0] == '\0') {
-		const struct pentry *e = find_entry(pid_entries, name);
+		const struct pentry *e = find_entry(v, pid_entries, name);
 		if (!e)
 			return -ENOENT;
 		synth_stat(st, e->type, v);
@@ -326,6 +340,13 @@ int procfs_walk_step(struct vfs *v, struct task *t, const char *dir, const char 
 		*magic_fd = fd;
 		*magic_pid = d.pid;
 		return 1;
+	}
+	if (strcmp(d.sub, "net") == 0 && v->proc_net) {
+		const struct pentry *e = find_entry(v, net_entries, name);
+		if (!e)
+			return -ENOENT;
+		synth_stat(st, e->type, v);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -398,6 +419,8 @@ int procfs_open(struct vfs *v, struct task *t, struct vfs_path *p, int flags)
 		r = procfs_gen_fdinfo(d.pid, own_pid(t, d.pid), name, out);
 	else if (d.sub[0] == '\0')
 		r = procfs_gen_pid(v, t, &d, name, out);
+	else if (strcmp(d.sub, "net") == 0 && v->proc_net && find_entry(v, net_entries, name))
+		r = procfs_gen_net(v, d.tid ? d.tid : d.pid, name, out);
 	else
 		r = -ENOENT;
 	if (fclose(out) != 0 && r == 0)
@@ -501,6 +524,8 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 			tab = sys_fs_entries;
 	} else if (d->sub[0] == '\0') {
 		tab = pid_entries;
+	} else if (strcmp(d->sub, "net") == 0 && v->proc_net) {
+		tab = net_entries;
 	} else if (strcmp(d->sub, "fd") == 0 || strcmp(d->sub, "fdinfo") == 0 ||
 		   strcmp(d->sub, "task") == 0) {
 		char host[64];
@@ -526,7 +551,7 @@ static int materialize_dir(struct vfs *v, struct task *t, const struct procfs_di
 			closedir(dp);
 	}
 	for (; tab && tab->name; tab++)
-		if (entry_present(tab))
+		if (entry_present(v, tab))
 			add_placeholder(dir, tab->name, tab->type, NULL);
 	pv_entries[me % PV_KEEP] = pv_cur;
 	pv_total += pv_cur;

@@ -43,6 +43,10 @@ int procfs_gen_top(const struct vfs *v, const char *sub, const char *name, FILE 
  * the caller's ids for a caller that may read the process's private files
  * (a snapshot would be the whole address space).  An fd, or -errno. */
 int procfs_open_pagemap(struct task *t, const struct procfs_dir *d);
+/* /proc/PID/net/NAME (tcp, tcp6, udp, udp6, unix, if_inet6, dev, route):
+ * the kernel's file of process `pid`'s network namespace, the sandbox's
+ * own (shown only with v->proc_net). */
+int procfs_gen_net(struct vfs *v, pid_t pid, const char *name, FILE *out);
 int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, const char *name,
 		   FILE *out);
 /* /proc/PID/fdinfo/`name`: the kernel's own (position, flags, counters;

@@ -743,6 +743,25 @@ static int may_read_private(struct task *caller, pid_t target)
 	return 0;
 }
 
+int procfs_gen_net(struct vfs *v, pid_t pid, const char *name, FILE *out)
+{
+	/* The sandbox's own network namespace (v->proc_net): its sockets,
+	 * interfaces and routes, no host's.  A pathname AF_UNIX socket shows
+	 * the name moat bound it by (docs/filesystem.md). */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/net/%s", pid, name);
+	size_t n;
+	(void)v;
+	creds_proc_begin();
+	char *s = slurp(path, &n);
+	creds_proc_end();
+	if (!s)
+		return errno == ESRCH ? -ENOENT : -errno;
+	fwrite(s, 1, n, out);
+	free(s);
+	return 0;
+}
+
 int procfs_open_pagemap(struct task *t, const struct procfs_dir *d)
 {
 	int r = may_read_private(t, d->pid);

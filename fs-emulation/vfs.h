@@ -99,6 +99,7 @@ struct vfs {
 	const char *etc_hosts_pins; /* "ADDR\tNAME\n" lines: names moat resolved, or NULL */
 	bool etc_dns_stub;          /* a stub resolver answers at 127.0.0.53 */
 	bool etc_no_egress;         /* no destination outside is allowed */
+	bool proc_net; /* the sandbox has a network namespace of its own: /proc/net shows it */
 };
 
 /* Walk flags. */
