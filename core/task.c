@@ -14,6 +14,7 @@
 
 static struct task *buckets[NBUCKETS];
 static unsigned ntasks;
+static struct proc *zombies; /* exited processes their parents have not reaped */
 
 static unsigned slot(pid_t tid)
 {
@@ -150,6 +151,14 @@ void task_remove_leader(pid_t tgid)
 			free(t);
 			ntasks--;
 		}
+	/* Its parent has not reaped it yet (moat, the tracer, only learnt of
+	 * the exit): a zombie, seen as on Linux until it is. */
+	if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0) {
+		p->zombie = true;
+		p->znext = zombies;
+		zombies = p;
+		return;
+	}
 	proc_put(p);
 }
 
@@ -212,6 +221,26 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 	return p;
 }
 
+/* Let go of the zombies their parents reaped since (their pidfd says
+ * so: a signal to a reaped process is ESRCH).  Returns the one of `tgid`
+ * still there, or NULL. */
+static struct proc *zombies_sweep(pid_t tgid)
+{
+	struct proc *found = NULL;
+	for (struct proc **pp = &zombies; *pp;) {
+		struct proc *z = *pp;
+		if (syscall(SYS_pidfd_send_signal, z->pidfd, 0, NULL, 0) < 0 && errno == ESRCH) {
+			*pp = z->znext;
+			proc_put(z);
+			continue;
+		}
+		if (z->tgid == tgid)
+			found = z;
+		pp = &z->znext;
+	}
+	return found;
+}
+
 struct proc *proc_find(pid_t tgid)
 {
 	struct task *t = task_find(tgid);
@@ -222,7 +251,7 @@ struct proc *proc_find(pid_t tgid)
 		for (t = buckets[i]; t; t = t->next)
 			if (t->proc && t->proc->tgid == tgid)
 				return t->proc;
-	return NULL;
+	return zombies ? zombies_sweep(tgid) : NULL;
 }
 
 int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg)
@@ -249,6 +278,12 @@ int proc_foreach(int (*fn)(struct proc *p, void *arg), void *arg)
 					return r;
 			}
 		}
+	zombies_sweep(0);
+	for (struct proc *z = zombies; z; z = z->znext) {
+		int r = fn(z, arg);
+		if (r)
+			return r;
+	}
 	return 0;
 }
 

@@ -40,6 +40,11 @@ struct proc {
 	unsigned char *granted;
 	size_t ngranted;    /* bytes */
 	char exe[PATH_MAX]; /* virtual path of the running program */
+	/* Exited, not yet reaped by its parent: kept (with its pidfd,
+	 * which no reused pid can fool) so the sandbox still sees it, as
+	 * Linux shows a zombie; `znext` links the zombies. */
+	bool zombie;
+	struct proc *znext;
 };
 
 /* What the exec stop decided, checked at PTRACE_EVENT_EXEC. */

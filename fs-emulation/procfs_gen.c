@@ -545,7 +545,14 @@ static pid_t inside_pid(pid_t pid)
 /* /proc/PID/stat with the parent hidden, the start time counted from the
  * sandbox's boot, and a job-control stop shown as the program would see it
  * without moat ("T"; to the kernel it is a ptrace stop, "t"). */
-static int gen_pid_stat(pid_t id, FILE *out)
+/* The reader describing itself: the kernel shows it running (R), as it
+ * is, reading; under moat it waits for moat's answer (S) meanwhile. */
+static bool reads_itself(const struct task *caller, pid_t id)
+{
+	return caller && caller->tid == id;
+}
+
+static int gen_pid_stat(const struct task *caller, pid_t id, FILE *out)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/stat", id);
@@ -567,6 +574,8 @@ static int gen_pid_stat(pid_t id, FILE *out)
 			fputc(' ', out);
 		if (field == 3 && tok[0] == 't' && t && t->group_stopped)
 			fputc('T', out);
+		else if (field == 3 && tok[0] == 'S' && reads_itself(caller, id))
+			fputc('R', out);
 		else if (field == 4)
 			fprintf(out, "%d", (int)inside_pid(atoi(tok)));
 		else if (field == 22) {
@@ -603,7 +612,7 @@ static void status_ids_shown(const struct vfs *v, const char *l, size_t klen, FI
 	fputs("\n", out);
 }
 
-static int gen_pid_status(const struct vfs *v, pid_t id, FILE *out)
+static int gen_pid_status(const struct vfs *v, const struct task *caller, pid_t id, FILE *out)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", id);
@@ -619,6 +628,8 @@ static int gen_pid_status(const struct vfs *v, pid_t id, FILE *out)
 			fputs("TracerPid:\t0\n", out);
 		else if (strncmp(l, "State:\tt", 8) == 0 && t && t->group_stopped)
 			fputs("State:\tT (stopped)\n", out);
+		else if (strncmp(l, "State:\tS", 8) == 0 && reads_itself(caller, id))
+			fputs("State:\tR (running)\n", out);
 		else if (v->creds && v->creds->base &&
 			 (strncmp(l, "Uid:", 4) == 0 || strncmp(l, "Gid:", 4) == 0))
 			status_ids_shown(v, l, 4, out);
@@ -783,9 +794,9 @@ int procfs_gen_pid(struct vfs *v, struct task *t, const struct procfs_dir *d, co
 {
 	pid_t id = d->tid ? d->tid : d->pid;
 	if (strcmp(name, "stat") == 0)
-		return gen_pid_stat(id, out);
+		return gen_pid_stat(t, id, out);
 	if (strcmp(name, "status") == 0)
-		return gen_pid_status(v, id, out);
+		return gen_pid_status(v, t, id, out);
 	if (strcmp(name, "maps") == 0 || strcmp(name, "smaps") == 0)
 		return gen_pid_maps(v, id, name, out);
 	if (strcmp(name, "mountinfo") == 0)

@@ -206,7 +206,8 @@ END_TEST
 
 /* A leader's exit takes every task left in its process: a tid an exec
  * freed and then failed with (de_thread, no exec event) names nobody of
- * the sandbox's; another process's tasks stay. */
+ * the sandbox's; another process's tasks stay.  The process itself (here
+ * the test's, still there as an unreaped zombie would be) stays found. */
 START_TEST(test_leader_exit_takes_stale_tids)
 {
 	struct proc *p = proc_here("/");
@@ -224,12 +225,65 @@ START_TEST(test_leader_exit_takes_stale_tids)
 	ck_assert_uint_eq(task_count(), before - 2);
 	ck_assert_ptr_null(task_find(me + 7));
 	ck_assert(!task_is(me, me + 7));
-	ck_assert(!fd_open(pidfd));
+	ck_assert(fd_open(pidfd));
+	ck_assert_ptr_eq(proc_find(me), p);
+	ck_assert(p->zombie);
 	ck_assert_ptr_nonnull(task_find(me + 9));
 	/* a thread that is no leader: itself alone */
 	task_remove_leader(me + 9);
 	ck_assert_ptr_null(task_find(me + 9));
 	ck_assert_uint_eq(task_count(), before - 3);
+}
+END_TEST
+
+/* A child that exited: kept (a zombie) while its parent has not reaped
+ * it, found and listed; gone with its pidfd once reaped.  One the parent
+ * reaped before moat learnt of the exit is gone at once. */
+struct count {
+	pid_t pid;
+	int n;
+};
+
+static int count_proc(struct proc *p, void *arg)
+{
+	struct count *c = arg;
+	c->n += p->tgid == c->pid;
+	return 0;
+}
+
+START_TEST(test_zombie_until_reaped)
+{
+	struct proc *here = proc_here("/");
+	for (int reap_first = 0; reap_first < 2; reap_first++) {
+		pid_t kid = fork();
+		ck_assert_int_ge(kid, 0);
+		if (kid == 0)
+			_exit(3);
+		struct proc *p = proc_new(kid, here->fs, true);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_ptr_nonnull(task_add(kid, p));
+		siginfo_t si;
+		/* exited, not reaped: what moat sees at the exit event */
+		ck_assert_int_eq(waitid(P_PID, (id_t)kid, &si, WEXITED | WNOWAIT), 0);
+		int pidfd = p->pidfd;
+		if (reap_first)
+			ck_assert_int_eq(waitpid(kid, NULL, 0), kid);
+		task_remove_leader(kid);
+		ck_assert_ptr_null(task_find(kid));
+		if (reap_first) {
+			ck_assert(!fd_open(pidfd));
+			ck_assert_ptr_null(proc_find(kid));
+			continue;
+		}
+		ck_assert_ptr_eq(proc_find(kid), p);
+		ck_assert(p->zombie);
+		struct count n = { kid, 0 };
+		proc_foreach(count_proc, &n);
+		ck_assert_int_eq(n.n, 1);
+		ck_assert_int_eq(waitpid(kid, NULL, 0), kid);
+		ck_assert_ptr_null(proc_find(kid));
+		ck_assert(!fd_open(pidfd));
+	}
 }
 END_TEST
 
@@ -481,6 +535,7 @@ static Suite *task_suite(void)
 	tcase_add_test(procs, test_proc_refs);
 	tcase_add_test(procs, test_leader_exit_takes_stale_tids);
 	tcase_add_test(procs, test_proc_new_of_nobody);
+	tcase_add_test(procs, test_zombie_until_reaped);
 	tcase_add_test(procs, test_proc_of_child);
 	tcase_add_test(procs, test_foreach);
 	tcase_add_test(procs, test_fsctx_new);
