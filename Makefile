@@ -37,7 +37,7 @@ PROBE_BIN := $(PROBE_SRC:%.c=$(BUILD)/%)
 DEB_PKGS := build-essential pkg-config libseccomp-dev libunwind-dev libelf-dev \
 	libxxhash-dev libjansson-dev check python3 python3-pandas python3-matplotlib git tar \
 	findutils util-linux proot hyperfine strace python3-venv python3-pip sqlite3 nodejs make procps xxhash \
-	clang-format
+	clang-format postgresql-15 openjdk-17-jdk-headless net-tools iproute2
 
 .PHONY: all probes deps check test lint unit integration security compat sessions asan bench clean format
 all: $(MOAT_OUT) probes
