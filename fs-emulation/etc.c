@@ -17,8 +17,8 @@
 #include "fs-emulation/vfs.h"
 
 const char *const etc_files[] = {
-	"passwd",        "group",    "hostname",   "hosts", "resolv.conf",
-	"nsswitch.conf", "pip.conf", "machine-id", NULL,
+	"passwd",        "group",    "hostname",   "hosts",  "resolv.conf",
+	"nsswitch.conf", "pip.conf", "machine-id", "shadow", NULL,
 };
 
 
@@ -110,6 +110,19 @@ static void gen_passwd(const struct vfs *v, struct out *o)
 		put(o, "%s:x:%u:%u:%s:%s:/usr/sbin/nologin\n", sys_users[i].name, sys_users[i].uid,
 		    sys_users[i].gid, sys_users[i].name, sys_users[i].home);
 	put(o, "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+}
+
+/* Every account of gen_passwd, locked: no password logs in ("*"), none
+ * of the host's hashes.  PAM's pam_unix reads it for the account checks
+ * of su and runuser (root's own su needs no password: pam_rootok). */
+static void gen_shadow(const struct vfs *v, struct out *o)
+{
+	put(o, "root:*:20000:0:99999:7:::\n");
+	if (v->uid != 0)
+		put(o, "sandbox:*:20000:0:99999:7:::\n");
+	for (size_t i = 0; i < sizeof sys_users / sizeof sys_users[0]; i++)
+		put(o, "%s:*:20000:0:99999:7:::\n", sys_users[i].name);
+	put(o, "nobody:*:20000:0:99999:7:::\n");
 }
 
 static void gen_group(const struct vfs *v, struct out *o)
@@ -227,6 +240,8 @@ int etc_generate(const struct vfs *v, const char *name, char *buf, size_t len)
 		gen_machine_id(&o);
 	else if (strcmp(name, "group") == 0)
 		gen_group(v, &o);
+	else if (strcmp(name, "shadow") == 0)
+		gen_shadow(v, &o);
 	else if (strcmp(name, "hostname") == 0)
 		put(&o, "%s\n", machine_hostname(v->machine));
 	else if (strcmp(name, "hosts") == 0)

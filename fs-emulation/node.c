@@ -172,7 +172,8 @@ int vfs_filter_listing(struct vfs *v, int dirfd, const char *vpath)
 
 static int filter_listing(struct vfs *v, int dirfd, const char *vpath)
 {
-	static const char *const holders[] = { "/etc", "/etc/ssh", "/etc/ssl", "/etc/apt", NULL };
+	static const char *const holders[] = { "/etc",     "/etc/ssh",      "/etc/ssl",
+					       "/etc/apt", "/etc/security", NULL };
 	int which = -1;
 	for (int i = 0; holders[i]; i++)
 		if (strcmp(vpath, holders[i]) == 0)

@@ -86,6 +86,10 @@ static const char *const etc_allowed[] = {
 	/* shells */
 	"profile", "bash.bashrc", "bash_completion", "bash_completion.d", "inputrc", "shells",
 	"skel", "login.defs", "adduser.conf", "dpkg",
+	/* PAM's configuration (su, runuser inside) and its modules' limits
+	 * and environment defaults; not opasswd (the secrets below); the
+	 * accounts' shadow is generated, locked (fs-emulation/etc.c) */
+	"pam.d", "pam.conf", "security", "shadow",
 	/* Not here, for what they may hold: ssh (the host's sshd
 	 * configuration), apt (repository and proxy credentials beside
 	 * auth.conf), profile.d (a proxy's password exported), environment.
@@ -103,8 +107,8 @@ static size_t secret_prefix(const char *vpath)
 {
 	/* clang-format off */
 	static const char *const secret[] = {
-		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-",
-		"/etc/group-", "/etc/sudoers", "/etc/sudoers.d", "/etc/security", "/etc/ssl/private",
+		"/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/passwd-", "/etc/group-",
+		"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private",
 		"/etc/apt/auth.conf", "/etc/apt/auth.conf.d", NULL,
 	};
 	/* clang-format on */

@@ -1,11 +1,13 @@
 /* esc_etc_secrets — the secrets of the host's /etc that the default view
- * hides: shadow, gshadow (and their "-" backups), sudoers, sudoers.d,
- * security/opasswd, the ssh host private keys and /etc/ssl/private.
+ * hides: gshadow and the "-" backups of shadow and gshadow, sudoers,
+ * sudoers.d, security/opasswd, the ssh host private keys and
+ * /etc/ssl/private; and /etc/shadow, which the view replaces by one of its
+ * own (its accounts, locked): the host's must never show through it.
  *
  * Attacks the default view (docs/filesystem.md "The default view": /etc read-only *without*
  * its secrets).  Existence and metadata are already a leak (as in
  * esc_list_home); reading is worse.  Each file is tried by its plain path,
- * and /etc/shadow also by other spellings the walk must see through: "//",
+ * and /etc/gshadow also by other spellings the walk must see through: "//",
  * "/./", "..", a relative path from cwd /etc, openat on a dirfd of /etc and
  * of /etc/ssh, a symlink to it and a symlink to /etc.  Under moat every one
  * must answer ENOENT, audited with rule fs.outside-view.
@@ -74,6 +76,25 @@ static void probe(const char *how, int dirfd, const char *path)
 		close(fd);
 	}
 	esc_won("%s exists (uid %d, mode %o)%s", how, (int)st.st_uid, (unsigned)(st.st_mode & 07777), what);
+}
+
+/* /etc/shadow, which the view generates: read it all; the host's entry the
+ * runner staged (the token as a password hash) must not be in it. */
+static void shadow_content(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		esc_held("%s: open: %s", path, esc_errname(errno));
+		return;
+	}
+	static char buf[1 << 16];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strstr(buf, esc_token()))
+		esc_won("%s holds the host's entries (the staged token)", path);
+	else
+		esc_held("%s: %zd bytes, none of the host's entries", path, n);
 }
 
 /* Existence oracles: each call on a path, 0 or -errno.  None of them
@@ -174,7 +195,7 @@ static void oracles(const char *present, const char *absent)
 static int hidden(const char *path)
 {
 	static const char *const h[] = {
-		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+		"/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
 		"/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssl/private", NULL,
 	};
 	for (int i = 0; h[i]; i++)
@@ -214,7 +235,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !with_listings)
 		esc_usage("esc_etc_secrets [--listings]");
 	static const char *const plain[] = {
-		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 		"/etc/sudoers", "/etc/sudoers.d", "/etc/sudoers.d/moat-esc",
 		"/etc/security/opasswd",
 		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
@@ -223,16 +244,21 @@ int main(int argc, char **argv)
 	for (int i = 0; plain[i]; i++)
 		probe(plain[i], AT_FDCWD, plain[i]);
 
-	/* Other spellings of /etc/shadow. */
+	/* /etc/shadow is the view's own: the host's entries (the runner
+	 * staged one holding the token) must not show through it. */
+	shadow_content("/etc/shadow");
+	shadow_content("/etc/./shadow");
+
+	/* Other spellings of /etc/gshadow. */
 	static const char *const spelled[] = {
-		"/etc//shadow", "/etc/./shadow", "/etc/ssh/../shadow", "/usr/../etc/shadow",
-		"/../../etc/shadow", "/etc/ssh/../ssh/ssh_host_ed25519_key", NULL,
+		"/etc//gshadow", "/etc/./gshadow", "/etc/ssh/../gshadow", "/usr/../etc/gshadow",
+		"/../../etc/gshadow", "/etc/ssh/../ssh/ssh_host_ed25519_key", NULL,
 	};
 	for (int i = 0; spelled[i]; i++)
 		probe(spelled[i], AT_FDCWD, spelled[i]);
 
 	if (chdir("/etc") == 0) {
-		probe("cwd /etc: shadow", AT_FDCWD, "shadow");
+		probe("cwd /etc: gshadow-", AT_FDCWD, "gshadow-");
 		probe("cwd /etc: ./gshadow", AT_FDCWD, "./gshadow");
 		probe("cwd /etc: ssl/private", AT_FDCWD, "ssl/private");
 	} else {
@@ -243,7 +269,7 @@ int main(int argc, char **argv)
 
 	int etc = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (etc >= 0) {
-		probe("openat(fd of /etc, shadow)", etc, "shadow");
+		probe("openat(fd of /etc, gshadow)", etc, "gshadow");
 		probe("openat(fd of /etc, ssh/ssh_host_ed25519_key)", etc, "ssh/ssh_host_ed25519_key");
 		close(etc);
 	} else {
@@ -251,7 +277,7 @@ int main(int argc, char **argv)
 	}
 	int ssh = open("/etc/ssh", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ssh >= 0) {
-		probe("openat(fd of /etc/ssh, ../shadow)", ssh, "../shadow");
+		probe("openat(fd of /etc/ssh, ../gshadow)", ssh, "../gshadow");
 		probe("openat(fd of /etc/ssh, ssh_host_ed25519_key)", ssh, "ssh_host_ed25519_key");
 		close(ssh);
 	} else {
@@ -261,15 +287,15 @@ int main(int argc, char **argv)
 	char l1[64], l2[64], p2[96];
 	snprintf(l1, sizeof l1, "/tmp/esc_etc_shadow.%d", (int)getpid());
 	snprintf(l2, sizeof l2, "/tmp/esc_etc_dir.%d", (int)getpid());
-	snprintf(p2, sizeof p2, "%s/shadow", l2);
+	snprintf(p2, sizeof p2, "%s/gshadow", l2);
 	unlink(l1);
 	unlink(l2);
-	if (symlink("/etc/shadow", l1) == 0)
-		probe("symlink -> /etc/shadow", AT_FDCWD, l1);
+	if (symlink("/etc/gshadow", l1) == 0)
+		probe("symlink -> /etc/gshadow", AT_FDCWD, l1);
 	else
-		esc_held("symlink(/etc/shadow): %s", esc_errname(errno));
+		esc_held("symlink(/etc/gshadow): %s", esc_errname(errno));
 	if (symlink("/etc", l2) == 0)
-		probe("symlink -> /etc, then /shadow", AT_FDCWD, p2);
+		probe("symlink -> /etc, then /gshadow", AT_FDCWD, p2);
 	else
 		esc_held("symlink(/etc): %s", esc_errname(errno));
 	unlink(l1);

@@ -205,6 +205,28 @@ START_TEST(test_machine_id)
 }
 END_TEST
 
+/* shadow: passwd's accounts, each locked, and no hash at all. */
+START_TEST(test_shadow_locked)
+{
+	view(65534, 65534, "");
+	char pw[8192];
+	snprintf(pw, sizeof pw, "%s", gen("passwd"));
+	const char *sh = gen("shadow");
+	int accounts = 0;
+	for (char *save, *l = strtok_r(pw, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char entry[128];
+		snprintf(entry, sizeof entry, "%.*s:*:", (int)strcspn(l, ":"), l);
+		ck_assert_msg(strstr(sh, entry) != NULL, "no locked entry %s", entry);
+		accounts++;
+	}
+	int lines = 0;
+	for (const char *s = sh; *s; s++)
+		lines += *s == '\n';
+	ck_assert_int_eq(lines, accounts);
+	ck_assert_ptr_null(strchr(sh, '$')); /* no crypt(3) hash */
+}
+END_TEST
+
 START_TEST(test_names_and_errors)
 {
 	view(65534, 65534, "");
@@ -212,10 +234,10 @@ START_TEST(test_names_and_errors)
 	v.etc_no_egress = true; /* pip.conf is empty otherwise */
 	for (; etc_files[k]; k++)
 		ck_assert_int_gt(etc_generate(&v, etc_files[k], buf, sizeof buf), 0);
-	ck_assert_int_eq(k, 8);
+	ck_assert_int_eq(k, 9);
 	v.etc_no_egress = false;
 	ck_assert_int_eq(etc_generate(&v, "pip.conf", buf, sizeof buf), 0);
-	ck_assert_int_eq(etc_generate(&v, "shadow", buf, sizeof buf), -ENOENT);
+	ck_assert_int_eq(etc_generate(&v, "gshadow", buf, sizeof buf), -ENOENT);
 	ck_assert_int_eq(etc_generate(&v, "", buf, sizeof buf), -ENOENT);
 	ck_assert_int_eq(etc_generate(&v, "passwd", buf, 10), -ENOSPC);
 	ck_assert_int_eq(etc_generate(&v, "passwd", buf, 0), -ENOSPC);
@@ -239,6 +261,7 @@ static Suite *etc_suite(void)
 	tcase_add_test(tc, test_no_nameserver);
 	tcase_add_test(tc, test_nsswitch_files_only);
 	tcase_add_test(tc, test_names_and_errors);
+	tcase_add_test(tc, test_shadow_locked);
 	tcase_add_test(tc, test_machine_id);
 	suite_add_tcase(s, tc);
 	return s;

@@ -152,8 +152,8 @@ static void setup(void)
 	mk_link("nothere", "dang");
 	mk_link("/", "rootlink");
 	mk_link("/etc/passwd", "abs_passwd");
-	mk_link("/etc/shadow", "abs_shadow");
-	mk_link("../etc/shadow", "rel_shadow");
+	mk_link("/etc/gshadow", "abs_shadow");
+	mk_link("../etc/gshadow", "rel_shadow");
 	mk_link("../usr", "up");
 	mk_dir("etc", 0755);
 	mk_file_in(tree, "etc/passwd", "decoy:x:0:0::/:/bin/sh\n");
@@ -688,18 +688,18 @@ START_TEST(test_etc_secrets_hidden)
 	vfs_path_release(&p);
 
 	static const char *const hidden[] = {
-		"/etc/shadow",        "/etc/shadow/",
-		"/etc/gshadow",       "/etc/sudoers",
-		"/etc/sudoers.d/x",   "/etc/./shadow",
-		"/etc//shadow",       "/usr/../etc/shadow",
-		"//etc/shadow",       "/etc/ssh/ssh_host_ed25519_key",
-		"/etc/ssl/private/x", "/data/../etc/shadow",
+		"/etc/gshadow",       "/etc/gshadow/",
+		"/etc/gshadow-",      "/etc/sudoers",
+		"/etc/sudoers.d/x",   "/etc/./gshadow",
+		"/etc//gshadow",      "/usr/../etc/gshadow",
+		"//etc/gshadow",      "/etc/ssh/ssh_host_ed25519_key",
+		"/etc/ssl/private/x", "/data/../etc/gshadow",
 	};
 	for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++) {
 		walk_err("/", hidden[i], 0, -ENOENT, true);
 		walk_err("/", hidden[i], VW_FOLLOW, -ENOENT, true);
 	}
-	walk_err("/etc", "shadow", 0, -ENOENT, true);
+	walk_err("/etc", "gshadow", 0, -ENOENT, true);
 
 	/* The public halves of the ssh host keys name the host: hidden too
 	 * (the default /etc is an allowlist, docs/filesystem.md). */
@@ -707,9 +707,9 @@ START_TEST(test_etc_secrets_hidden)
 	/* Host backups of the account files, and the host's identity. */
 	walk_err("/", "/etc/passwd-", 0, -ENOENT, true);
 	walk_err("/", "/etc/group-", 0, -ENOENT, true);
-	walk_err("/", "etc/shadow", 0, -ENOENT, true);
-	walk_err("/etc", "/shadow", VW_IN_ROOT, -ENOENT, true);
-	walk_err("/etc", "shadow", VW_BENEATH, -ENOENT, true);
+	walk_err("/", "etc/gshadow", 0, -ENOENT, true);
+	walk_err("/etc", "/gshadow", VW_IN_ROOT, -ENOENT, true);
+	walk_err("/etc", "gshadow", VW_BENEATH, -ENOENT, true);
 }
 END_TEST
 

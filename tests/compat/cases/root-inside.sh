@@ -1,5 +1,5 @@
 # root-inside: the sandbox's root (--uid 0) switches users as root does
-# (setresuid, setgroups, setpriv), a process that gave up root gets only
+# (setresuid, setgroups, setpriv, su and runuser through PAM), a process that gave up root gets only
 # what its new ids may have (a file root made 0600 stays closed to it, a
 # file it makes is its own), Debian's system accounts have their names, and
 # tar restores the owners of an archive with several (chown, fchown, and
@@ -47,6 +47,7 @@ status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlin
 print("status", status["Uid"].split(), status["Gid"].split())
 EOF
 setpriv --reuid=1000 --regid=1000 --clear-groups id -u
+su -s /bin/sh nobody -c "id -un" </dev/null; runuser -u daemon -- id -u
 setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"
 # listings moat makes (/etc without its hidden names, /proc) and a
 # process that gave up root looking at its own fds (not dumpable)
