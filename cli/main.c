@@ -153,6 +153,7 @@ struct run {
 	char scratch[PATH_MAX];        /* the writable layers live below it */
 	char layer[PATH_MAX];          /* --persist, absolute */
 	char pins[NET_MAX_PINS * 200]; /* the names moat resolved, for /etc/hosts */
+	bool private_mounts;           /* moat has a mount namespace of its own */
 };
 
 /* moat holds fds for the view, the cgroups and the network besides each
@@ -211,10 +212,20 @@ static int run_host(struct run *r)
 		return die("this kernel is too old%s", "", "moat needs Linux >= 5.14");
 	if (run_config_check(r->rc, err, sizeof err) < 0)
 		return die("%s", err, NULL);
-	if (r->rc->quota &&
-	    (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+	/* As root always: the sandbox's own tmpfs mounts with a size (its
+	 * mount(2), fs-emulation/sys_mount.c) are made there too. */
+	if (!r->rc->quota && geteuid() != 0)
+		return 0;
+	if (unshare(CLONE_NEWNS) < 0) {
+		if (r->rc->quota)
+			return die("cannot make a private mount namespace for the quotas: %s",
+				   strerror(errno), NULL);
+		return 0; /* mount(2) with a size= is then refused */
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return die("cannot make a private mount namespace for the quotas: %s",
 			   strerror(errno), NULL);
+	r->private_mounts = true;
 	return 0;
 }
 
@@ -363,6 +374,7 @@ static void run_view(struct run *r)
 	/* Without root the sandbox's sockets start in the host's network
 	 * namespace (docs/network.md): its /proc/net would be the host's. */
 	v->proc_net = r->net.mode == NET_NETNS;
+	v->private_mounts = r->private_mounts;
 }
 
 /* The run's random id (its scratch directory's name, its abstract

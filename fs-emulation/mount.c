@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/creds.h"
 #include "core/machine.h"
 
 /* What an unset path of a mount is: never freed. */
@@ -576,4 +577,111 @@ bool vfs_holds_mount(struct vfs *v, const char *vpath)
 			return true;
 	}
 	return false;
+}
+
+/* Every cached directory goes (a pinned one when its walk lets go). */
+static void forget_dirs(struct vfs *v)
+{
+	for (int i = 0; i < v->nmnt; i++)
+		vfs_invalidate(v, &v->mnt[i]);
+}
+
+int vfs_mount_add(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro, const char *host,
+		  unsigned long long size, mode_t mode)
+{
+	static unsigned made_count;
+	char dir[PATH_MAX];
+	if (v->nmnt == VFS_MAX_MOUNTS)
+		return -ENOSPC;
+	bool quota = false;
+	if (!host) {
+		char name[32];
+		snprintf(name, sizeof name, "mnt%u", made_count++);
+		int r = make_dir(v->scratch, name, mode & 07777, dir, sizeof dir);
+		if (r < 0)
+			return r;
+		if (size) {
+			/* a tmpfs of that size, in moat's own mount namespace
+			 * (never the host's): moat's capability for the call */
+			char opts[64];
+			snprintf(opts, sizeof opts, "size=%llu,mode=%o", size,
+				 (unsigned)(mode & 07777));
+			int e = v->private_mounts && v->creds ? 0 : EPERM;
+			if (!e) {
+				creds_admin_begin(v->creds);
+				e = mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0
+					    ? errno
+					    : 0;
+				creds_admin_end(v->creds);
+			}
+			if (e) {
+				rmdir(dir);
+				return -e;
+			}
+			quota = true;
+		}
+		host = dir;
+	}
+	/* Appended, never replacing: add_mount replaces a mount at the same
+	 * place, so the slot is taken by hand. */
+	int idx = v->nmnt;
+	struct vfs_mount *m = &v->mnt[idx];
+	*m = (struct vfs_mount){ .root_fd = -1, .upper_fd = -1, .shadow_fd = -1 };
+	m->vpath = m->host = m->upper = m->shadow = no_path;
+	m->vlen = strlen(vpath);
+	m->kind = kind;
+	m->ro = ro;
+	m->cached = kind == MNT_TMPFS;
+	m->made = true;
+	m->quota = quota;
+	int e = vfs_mount_str(&m->vpath, vpath) < 0 || vfs_mount_str(&m->host, host) < 0 ? ENOMEM
+											 : 0;
+	m->root_fd = e ? -1 : open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (!e && (m->root_fd < 0 || fstat(m->root_fd, &st) < 0))
+		e = errno;
+	if (e) {
+		mount_free(m);
+		if (!quota && host == dir)
+			rmdir(dir);
+		return -e;
+	}
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	v->nmnt++;
+	forget_dirs(v); /* what lay below the mount point is hidden now */
+	return idx;
+}
+
+static int rm_made(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void vfs_mount_remove(struct vfs *v, int idx)
+{
+	struct vfs_mount *m = &v->mnt[idx];
+	char host[PATH_MAX] = "";
+	/* a tmpfs of the sandbox's own making: its contents go with it */
+	if (m->kind == MNT_TMPFS && strncmp(m->host, v->scratch, strlen(v->scratch)) == 0 &&
+	    strncmp(m->host + strlen(v->scratch), "/mnt", 4) == 0)
+		snprintf(host, sizeof host, "%s", m->host);
+	forget_dirs(v); /* the cache names mounts by their slots, which move */
+	bool admin = m->quota && v->creds;
+	if (admin)
+		creds_admin_begin(v->creds); /* its umount2, in mount_free */
+	mount_free(m);
+	if (admin)
+		creds_admin_end(v->creds);
+	if (host[0])
+		nftw(host, rm_made, 16, FTW_DEPTH | FTW_PHYS);
+	for (int i = idx; i + 1 < v->nmnt; i++)
+		v->mnt[i] = v->mnt[i + 1];
+	v->nmnt--;
 }

@@ -38,6 +38,8 @@ struct vfs_mount {
 	bool ro;
 	bool cached;      /* its directories may sit in the dentry cache */
 	bool quota;       /* a tmpfs of its own, unmounted at teardown */
+	bool made;        /* by the sandbox's mount(2): its umount2 may remove it */
+	bool ro_locked;   /* read-only for good: a bind of a read-only source */
 	int root_fd;      /* O_PATH directory fd of the host directory */
 	const char *host; /* its host path (exec rewrite, never shown) */
 	dev_t dev;
@@ -100,6 +102,9 @@ struct vfs {
 	bool etc_dns_stub;          /* a stub resolver answers at 127.0.0.53 */
 	bool etc_no_egress;         /* no destination outside is allowed */
 	bool proc_net; /* the sandbox has a network namespace of its own: /proc/net shows it */
+	/* moat has a mount namespace of its own: a tmpfs the sandbox mounts
+	 * with a size can be a real one there (vfs_mount_add) */
+	bool private_mounts;
 };
 
 /* Walk flags. */
@@ -166,6 +171,17 @@ struct vfs_mount_req {
 int vfs_setup(struct vfs *v, const char *scratch, const char *persist, uid_t uid, gid_t gid,
 	      const struct vfs_mount_req *req, int nreq, char *err, size_t errlen);
 void vfs_teardown(struct vfs *v);
+/* mount(2) of the sandbox (sys_mount.c): at virtual path `vpath`, a new
+ * empty tmpfs (`host` NULL; a byte quota of its own when `size`, mode
+ * `mode`) or host directory `host` as a mount of `kind`, read-only when
+ * `ro`.  On top of what is there (a later mount at the same place wins
+ * until it is unmounted).  Its index, or -errno (ENOSPC: the table is
+ * full). */
+int vfs_mount_add(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro, const char *host,
+		  unsigned long long size, mode_t mode);
+/* umount2 of mount `idx`, one the sandbox made: its slot goes, and a tmpfs
+ * its contents.  The dentry cache is emptied (it names mounts). */
+void vfs_mount_remove(struct vfs *v, int idx);
 
 /* Walk `path` from virtual directory `base` (used when path is relative).
  * Returns 0 with *out filled (out->exists says whether the last component

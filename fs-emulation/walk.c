@@ -39,7 +39,8 @@ struct vfs_mount *vfs_mount_of(struct vfs *v, const char *vpath)
 	struct vfs_mount *best = &v->mnt[0]; /* the root */
 	for (int i = 1; i < v->nmnt; i++) {
 		struct vfs_mount *m = &v->mnt[i];
-		if (m->vlen > best->vlen && strncmp(vpath, m->vpath, m->vlen) == 0 &&
+		/* >=: of two at one place, the later (a mount(2) on top) */
+		if (m->vlen >= best->vlen && strncmp(vpath, m->vpath, m->vlen) == 0 &&
 		    (vpath[m->vlen] == '/' || vpath[m->vlen] == '\0'))
 			best = m;
 	}

@@ -16,6 +16,7 @@ H(sys_access); H(sys_faccessat); H(sys_faccessat2);
 H(sys_readlink); H(sys_readlinkat); H(sys_statfs); H(sys_fstatfs); H(sys_fstat);
 /* fs-emulation/sys_dir.c */
 H(sys_getcwd); H(sys_chdir); H(sys_fchdir); H(sys_chroot);
+H(sys_mount); H(sys_umount2);
 H(sys_mkdir); H(sys_mkdirat); H(sys_rmdir);
 H(sys_mknod); H(sys_mknodat);
 /* fs-emulation/sys_link.c */

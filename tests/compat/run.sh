@@ -90,7 +90,7 @@ CASES=(analysis pipeline gcc shebang git find-usr-lib tar-usr-include
     net-local net-local-nonroot net-private net-private-nonroot net-allow pip-offline
     limits limits-fallback
     venv multiprocessing sqlite-wal node-fs make tar-links cp-a heredoc mv-xdev xattr
-    toolchain-0700 root-inside net-views ps-states postgres bad-input proc-view overlay-usr overlay-fts disk-limit audit-schema watchdog setup-step leftovers)
+    toolchain-0700 root-inside net-views ps-states postgres mount-inside bad-input proc-view overlay-usr overlay-fts disk-limit audit-schema watchdog setup-step leftovers)
 CASE_DIR=$ROOT/tests/compat/cases
 
 listed() { # is $1 in CASES?
