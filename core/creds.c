@@ -19,6 +19,20 @@
 #define LOOP_CAPS \
 	((1u << CAP_SYS_PTRACE) | (1u << CAP_KILL) | (1u << CAP_SETUID) | (1u << CAP_SETGID))
 
+/* `caps` (of the first 32) made effective too, of what moat is permitted,
+ * on this thread, for one call moat makes for the sandbox. */
+static void raise_caps(const struct creds *cr, uint32_t caps)
+{
+	if (!cr || !cr->as_root)
+		return;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return;
+	d[0].effective |= d[0].permitted & caps;
+	syscall(SYS_capset, &h, d);
+}
+
 static void set_caps(bool all)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -269,28 +283,12 @@ void creds_admin_begin(const struct creds *cr)
 
 void creds_owner_begin(const struct creds *cr)
 {
-	if (!cr->as_root)
-		return;
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return;
-	d[0].effective |= d[0].permitted &
-			  ((1u << CAP_CHOWN) | (1u << CAP_FOWNER) | (1u << CAP_FSETID));
-	syscall(SYS_capset, &h, d);
+	raise_caps(cr, (1u << CAP_CHOWN) | (1u << CAP_FOWNER) | (1u << CAP_FSETID));
 }
 
 void creds_proc_own_begin(void)
 {
-	const struct creds *cr = call_creds;
-	if (!cr || !cr->as_root)
-		return;
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return;
-	d[0].effective |= d[0].permitted & (1u << CAP_DAC_READ_SEARCH);
-	syscall(SYS_capset, &h, d);
+	raise_caps(call_creds, 1u << CAP_DAC_READ_SEARCH);
 }
 
 void creds_proc_own_end(void)
@@ -308,27 +306,15 @@ bool creds_dac_may(uid_t owner)
 	return owner == 0 || (owner >= cr->base && owner - cr->base < CREDS_NS_RANGE);
 }
 
-static void dac_caps(uint32_t caps)
-{
-	const struct creds *cr = call_creds;
-	if (!cr || !cr->as_root)
-		return;
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return;
-	d[0].effective |= d[0].permitted & caps;
-	syscall(SYS_capset, &h, d);
-}
-
 void creds_dac_begin(void)
 {
-	dac_caps((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+	raise_caps(call_creds, (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
 }
 
 void creds_sticky_begin(void)
 {
-	dac_caps((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER));
+	raise_caps(call_creds,
+		   (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER));
 }
 
 void creds_dac_end(void)

@@ -57,6 +57,22 @@ static void mount_free(struct vfs_mount *m)
 	}
 }
 
+/* Mount `m`'s paths and its root, host directory `host` (opened, its
+ * identity kept).  0, or an errno with m's strings to free. */
+static int mount_open(struct vfs_mount *m, const char *vpath, const char *host)
+{
+	m->vlen = strlen(vpath);
+	if (vfs_mount_str(&m->vpath, vpath) < 0 || vfs_mount_str(&m->host, host) < 0)
+		return ENOMEM;
+	m->root_fd = open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (m->root_fd < 0 || fstat(m->root_fd, &st) < 0)
+		return errno;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	return 0;
+}
+
 static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 		     const char *host, char *err, size_t errlen)
 {
@@ -77,7 +93,6 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	 * left to unmount it, and the scratch would stay. */
 	struct vfs_mount *m = &v->mnt[idx];
 	mount_free(m);
-	m->vlen = strlen(vpath);
 	m->kind = kind;
 	m->ro = ro;
 	/* Cached: trees that change only through the supervisor (rmdir and
@@ -86,12 +101,7 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	 * are marked after setup (see vfs_setup). */
 	m->cached = kind == MNT_TMPFS || kind == MNT_ROOT || kind == MNT_OVERLAY;
 	m->upper_real = false;
-	int e = vfs_mount_str(&m->vpath, vpath) < 0 || vfs_mount_str(&m->host, host) < 0 ? ENOMEM
-											 : 0;
-	m->root_fd = e ? -1 : open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-	if (!e && (m->root_fd < 0 || fstat(m->root_fd, &st) < 0))
-		e = errno;
+	int e = mount_open(m, vpath, host);
 	if (e) {
 		snprintf(err, errlen, "cannot open %s for %s: %s", host, vpath, strerror(e));
 		mount_free(m);
@@ -101,8 +111,6 @@ static int add_mount(struct vfs *v, const char *vpath, enum mnt_kind kind, bool 
 	}
 	if (fresh)
 		v->nmnt++;
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
 	return idx;
 }
 
@@ -628,26 +636,23 @@ int vfs_mount_add(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 	struct vfs_mount *m = &v->mnt[idx];
 	*m = (struct vfs_mount){ .root_fd = -1, .upper_fd = -1, .shadow_fd = -1 };
 	m->vpath = m->host = m->upper = m->shadow = no_path;
-	m->vlen = strlen(vpath);
 	m->kind = kind;
 	m->ro = ro;
 	m->cached = kind == MNT_TMPFS;
 	m->made = true;
-	m->quota = quota;
-	int e = vfs_mount_str(&m->vpath, vpath) < 0 || vfs_mount_str(&m->host, host) < 0 ? ENOMEM
-											 : 0;
-	m->root_fd = e ? -1 : open(host, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct stat st;
-	if (!e && (m->root_fd < 0 || fstat(m->root_fd, &st) < 0))
-		e = errno;
+	int e = mount_open(m, vpath, host);
 	if (e) {
+		m->quota = quota;
+		if (quota && v->creds)
+			creds_admin_begin(v->creds); /* its umount2, in mount_free */
 		mount_free(m);
-		if (!quota && host == dir)
+		if (quota && v->creds)
+			creds_admin_end(v->creds);
+		if (host == dir)
 			rmdir(dir);
 		return -e;
 	}
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
+	m->quota = quota;
 	v->nmnt++;
 	forget_dirs(v); /* what lay below the mount point is hidden now */
 	return idx;

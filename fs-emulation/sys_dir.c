@@ -53,34 +53,46 @@ static int may_search(struct vfs_path *p)
 	return r < 0 ? -errno : 0;
 }
 
+/* chdir's and chroot's walk to a directory the caller may search: 0 with
+ * *p to release, or -1 with the verdict in *v (nothing to release). */
+static int walk_search_dir(struct call *c, struct vfs_path *p, struct verdict *v)
+{
+	int r = fs_walk(c, ARG_CWD, 0, 0, VW_FOLLOW, p);
+	if (r < 0) {
+		*v = fs_fail(c, p, r);
+		return -1;
+	}
+	if (!p->exists)
+		*v = fs_fail(c, p, -ENOENT);
+	else if (!S_ISDIR(p->st.st_mode))
+		*v = v_error(ENOTDIR);
+	else if ((r = may_search(p)) < 0)
+		*v = v_error(-r);
+	else
+		return 0;
+	vfs_path_release(p);
+	return -1;
+}
+
 struct verdict sys_chdir(struct call *c)
 {
 	struct vfs_path p;
-	int r = fs_walk(c, ARG_CWD, 0, 0, VW_FOLLOW, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
 	struct verdict v;
-	if (!p.exists)
-		v = fs_fail(c, &p, -ENOENT);
-	else if (!S_ISDIR(p.st.st_mode))
-		v = v_error(ENOTDIR);
-	else if ((r = may_search(&p)) < 0)
-		v = v_error(-r);
-	else {
-		/* Hold the directory itself: the cwd follows it through
-		 * renames, as a kernel cwd does.  A removed one stays held
-		 * (chdir(".") in it); anything else is synthetic. */
-		int fd = p.kind == VN_HOST   ? fs_opath(c, &p)
-			 : p.kind == VN_HELD ? fcntl(p.magic_fd, F_DUPFD_CLOEXEC, 0)
-					     : -1;
-		if (fd == -1 && p.kind == VN_HELD)
-			fd = -errno;
-		if ((p.kind == VN_HOST || p.kind == VN_HELD) && fd < 0) {
-			v = v_error(-fd);
-		} else {
-			fs_set_cwd(c, p.vpath, fd);
-			v = v_value(0);
-		}
+	if (walk_search_dir(c, &p, &v) < 0)
+		return v;
+	/* Hold the directory itself: the cwd follows it through renames, as
+	 * a kernel cwd does.  A removed one stays held (chdir(".") in it);
+	 * anything else is synthetic. */
+	int fd = p.kind == VN_HOST   ? fs_opath(c, &p)
+		 : p.kind == VN_HELD ? fcntl(p.magic_fd, F_DUPFD_CLOEXEC, 0)
+				     : -1;
+	if (fd == -1 && p.kind == VN_HELD)
+		fd = -errno;
+	if ((p.kind == VN_HOST || p.kind == VN_HELD) && fd < 0) {
+		v = v_error(-fd);
+	} else {
+		fs_set_cwd(c, p.vpath, fd);
+		v = v_value(0);
 	}
 	vfs_path_release(&p);
 	return v;
@@ -94,19 +106,12 @@ struct verdict sys_chdir(struct call *c)
 struct verdict sys_chroot(struct call *c)
 {
 	struct vfs_path p;
-	int r = fs_walk(c, ARG_CWD, 0, 0, VW_FOLLOW, &p);
-	if (r < 0)
-		return fs_fail(c, &p, r);
 	struct verdict v;
+	if (walk_search_dir(c, &p, &v) < 0)
+		return v;
 	unsigned ids[3];
 	unsigned long long cap = 0;
-	if (!p.exists)
-		v = fs_fail(c, &p, -ENOENT);
-	else if (!S_ISDIR(p.st.st_mode))
-		v = v_error(ENOTDIR);
-	else if ((r = may_search(&p)) < 0)
-		v = v_error(-r);
-	else if (creds_thread_read(c->tid, ids, &cap) < 0 || !(cap & (1ULL << CAP_SYS_CHROOT)))
+	if (creds_thread_read(c->tid, ids, &cap) < 0 || !(cap & (1ULL << CAP_SYS_CHROOT)))
 		v = v_error(EPERM);
 	else {
 		struct fsctx *fs = c->task->proc->fs;

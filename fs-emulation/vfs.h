@@ -265,25 +265,19 @@ void vfs_dac_leave(void);
  * owner's own rights).  A rename racing the call could make it another
  * node of that directory of the sandbox's own layers. */
 bool vfs_dac_enter_node(const struct vfs_path *p);
-/* `call` on node `p` by name, again under vfs_dac_enter_node. */
-#define VFS_DAC_NODE_RETRY(p, r, call)                  \
-	do {                                            \
-		(r) = (call);                           \
-		if ((r) < 0 && vfs_dac_enter_node(p)) { \
-			(r) = (call);                   \
-			vfs_dac_leave();                \
-		}                                       \
-	} while (0)
 /* `call` on p's name or directory (setting r, < 0 with errno on failure),
- * done again under the override when vfs_dac_enter allows. */
-#define VFS_DAC_RETRY(p, r, call)                  \
-	do {                                       \
-		(r) = (call);                      \
-		if ((r) < 0 && vfs_dac_enter(p)) { \
-			(r) = (call);              \
-			vfs_dac_leave();           \
-		}                                  \
+ * done again under the override when `enter(p)` (vfs_dac_enter, or
+ * vfs_dac_enter_node for the node itself) allows. */
+#define VFS_DAC_AGAIN(enter, p, r, call)   \
+	do {                               \
+		(r) = (call);              \
+		if ((r) < 0 && enter(p)) { \
+			(r) = (call);      \
+			vfs_dac_leave();   \
+		}                          \
 	} while (0)
+#define VFS_DAC_RETRY(p, r, call) VFS_DAC_AGAIN(vfs_dac_enter, p, r, call)
+#define VFS_DAC_NODE_RETRY(p, r, call) VFS_DAC_AGAIN(vfs_dac_enter_node, p, r, call)
 /* faccessat of walked node `p` (AT_EACCESS) under the override, on an
  * O_PATH fd of the node the walk found: 0 or -errno (-EACCES where the
  * override does not apply). */
