@@ -375,6 +375,7 @@ static void run_view(struct run *r)
 	 * namespace (docs/network.md): its /proc/net would be the host's. */
 	v->proc_net = r->net.mode == NET_NETNS;
 	v->private_mounts = r->private_mounts;
+	v->disk_limited = r->rc->disk_limit != 0;
 }
 
 /* The run's random id (its scratch directory's name, its abstract

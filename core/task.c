@@ -222,13 +222,18 @@ struct proc *proc_new(pid_t tgid, struct fsctx *fs, bool copy_fs)
 }
 
 /* Let go of the zombies their parents reaped since (their pidfd says
- * so: a signal to a reaped process is ESRCH).  Returns the one of `tgid`
- * still there, or NULL. */
+ * so: a signal to a reaped process is ESRCH): those of `tgid`, or every
+ * one for 0 (a listing's, which visits them all anyway).  Returns the one
+ * of `tgid` still there, or NULL. */
 static struct proc *zombies_sweep(pid_t tgid)
 {
 	struct proc *found = NULL;
 	for (struct proc **pp = &zombies; *pp;) {
 		struct proc *z = *pp;
+		if (tgid && z->tgid != tgid) {
+			pp = &z->znext;
+			continue;
+		}
 		if (syscall(SYS_pidfd_send_signal, z->pidfd, 0, NULL, 0) < 0 && errno == ESRCH) {
 			*pp = z->znext;
 			proc_put(z);

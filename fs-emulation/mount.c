@@ -615,18 +615,20 @@ int vfs_mount_add(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 			snprintf(opts, sizeof opts, "size=%llu,mode=%o", size,
 				 (unsigned)(mode & 07777));
 			int e = v->private_mounts && v->creds ? 0 : EPERM;
-			if (!e) {
+			if (v->disk_limited)
+				size = 0; /* in the limited scratch, as every layer */
+			else if (!e) {
 				creds_admin_begin(v->creds);
 				e = mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0
 					    ? errno
 					    : 0;
 				creds_admin_end(v->creds);
 			}
-			if (e) {
+			if (e && size) {
 				rmdir(dir);
 				return -e;
 			}
-			quota = true;
+			quota = size != 0;
 		}
 		host = dir;
 	}
@@ -653,6 +655,7 @@ int vfs_mount_add(struct vfs *v, const char *vpath, enum mnt_kind kind, bool ro,
 		return -e;
 	}
 	m->quota = quota;
+	m->owns_dir = host == dir;
 	v->nmnt++;
 	forget_dirs(v); /* what lay below the mount point is hidden now */
 	return idx;
@@ -673,10 +676,16 @@ void vfs_mount_remove(struct vfs *v, int idx)
 {
 	struct vfs_mount *m = &v->mnt[idx];
 	char host[PATH_MAX] = "";
-	/* a tmpfs of the sandbox's own making: its contents go with it */
-	if (m->kind == MNT_TMPFS && strncmp(m->host, v->scratch, strlen(v->scratch)) == 0 &&
-	    strncmp(m->host + strlen(v->scratch), "/mnt", 4) == 0)
+	/* a tmpfs of the sandbox's own making: its contents go with it,
+	 * unless a bind still shows some of them (then at the run's end) */
+	if (m->owns_dir) {
 		snprintf(host, sizeof host, "%s", m->host);
+		size_t n = strlen(host);
+		for (int i = 0; i < v->nmnt; i++)
+			if (i != idx && strncmp(v->mnt[i].host, host, n) == 0 &&
+			    (v->mnt[i].host[n] == '/' || v->mnt[i].host[n] == '\0'))
+				host[0] = '\0';
+	}
 	forget_dirs(v); /* the cache names mounts by their slots, which move */
 	bool admin = m->quota && v->creds;
 	if (admin)

@@ -128,6 +128,23 @@ static bool fs_is_proc(const char *vpath)
 	return strncmp(vpath, "/proc", 5) == 0 && (vpath[5] == '/' || !vpath[5]);
 }
 
+/* Search permission on directory fd `fd` (moat's copy of the caller's),
+ * as fchdir checks it, with the root inside's override in its own layers
+ * (dac.c). */
+static bool may_search_fd(struct call *c, int fd)
+{
+	if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0 ||
+	    errno != EACCES)
+		return true;
+	struct vfs_mount *m = fs_mount_of_fd(c->vfs, fd);
+	if (!vfs_dac_fd(m, m && fs_fd_changeable(c->vfs, fd) == 0, fd))
+		return false;
+	creds_dac_begin();
+	bool ok = syscall(SYS_faccessat2, fd, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0;
+	creds_dac_end();
+	return ok;
+}
+
 /* fchdir's EACCES of a directory without search permission, told apart
  * from the registry's "not an fd moat knows". */
 #define EACCES_SEARCH 4096
@@ -144,9 +161,7 @@ struct verdict sys_fchdir(struct call *c)
 		r = fs_vpath_of_fd(c->vfs, copy, base, sizeof base);
 	/* Search permission, as fchdir checks it (a held directory is a
 	 * host one: the kernel's check with the caller's ids). */
-	if ((r == 0 || (r == -ENOENT && base[0])) && !fs_is_proc(base) &&
-	    syscall(SYS_faccessat2, copy, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0 &&
-	    errno == EACCES)
+	if ((r == 0 || (r == -ENOENT && base[0])) && !fs_is_proc(base) && !may_search_fd(c, copy))
 		r = -EACCES_SEARCH;
 	if (r == -ENOENT && base[0])
 		r = 0; /* a removed directory: the cwd holds it, and knows it is gone */

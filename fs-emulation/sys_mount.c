@@ -91,6 +91,11 @@ static struct verdict bind_dir(struct call *c, const char *dst, unsigned long fl
 		vd = v_deny(EINVAL, "mount.bind-file");
 	else if (s.kind != VN_HOST || (k != MNT_TMPFS && k != MNT_BIND))
 		vd = v_deny(EINVAL, "mount.bind-source");
+	else if (has_mounts_below(c->vfs, s.vpath))
+		/* its host directory without the mounts on it: a --ro-bind
+		 * there would turn writable, a --tmpfs show what it hides
+		 * (Linux keeps such mounts locked for a user namespace) */
+		vd = v_deny(EINVAL, "mount.bind-covers");
 	else if ((r = vfs_host_path(&s, host, sizeof host)) < 0)
 		vd = v_error(-r);
 	vfs_path_release(&s);
@@ -100,6 +105,7 @@ static struct verdict bind_dir(struct call *c, const char *dst, unsigned long fl
 	if (r < 0)
 		return v_error(-r);
 	c->vfs->mnt[r].ro_locked = src_ro; /* a --ro-bind stays read-only, bound anywhere */
+	c->vfs->aliased = true;
 	return v_value(0);
 }
 
@@ -192,6 +198,8 @@ struct verdict sys_mount(struct call *c)
 /* Is some sandbox process's cwd at or below `vpath`?  (Linux: EBUSY.) */
 static int cwd_below(struct proc *p, void *arg)
 {
+	if (p->zombie)
+		return 0; /* a zombie holds no cwd */
 	const char *vpath = arg;
 	size_t n = strlen(vpath);
 	const char *cwd = p->fs->cwd;

@@ -39,6 +39,7 @@ struct vfs_mount {
 	bool cached;      /* its directories may sit in the dentry cache */
 	bool quota;       /* a tmpfs of its own, unmounted at teardown */
 	bool made;        /* by the sandbox's mount(2): its umount2 may remove it */
+	bool owns_dir;    /* a tmpfs it made: its directory goes with the umount */
 	bool ro_locked;   /* read-only for good: a bind of a read-only source */
 	int root_fd;      /* O_PATH directory fd of the host directory */
 	const char *host; /* its host path (exec rewrite, never shown) */
@@ -105,6 +106,11 @@ struct vfs {
 	/* moat has a mount namespace of its own: a tmpfs the sandbox mounts
 	 * with a size can be a real one there (vfs_mount_add) */
 	bool private_mounts;
+	/* the sandbox bound a directory (mount --bind): one host tree is seen
+	 * through two mounts, so a rename or rmdir forgets every cached
+	 * directory, not its mount's alone (vfs_invalidate) */
+	bool aliased;
+	bool disk_limited; /* --disk-limit: every writable layer in one quota */
 };
 
 /* Walk flags. */

@@ -340,10 +340,11 @@ static void dcache_unpin(int pin)
 
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m)
 {
-	(void)v;
 	for (int i = dcache_next(-1); i >= 0; i = dcache_next(i)) {
 		struct dentry *d = &dcache[i];
-		if (d->mnt != m)
+		/* A bind the sandbox made shows a host tree another mount
+		 * shows too: a move through either is a move in both. */
+		if (d->mnt != m && !(v && v->aliased))
 			continue;
 		if (d->pins)
 			d->stale = true;
