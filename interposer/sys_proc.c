@@ -18,6 +18,7 @@
 #include "core/creds.h"
 #include "core/machine.h"
 #include "core/task.h"
+#include "fs-emulation/fs.h"
 #include "fs-emulation/vfs.h"
 #include "interposer/sandbox.h"
 #include "syscall-table/handlers.h"
@@ -349,6 +350,31 @@ static struct verdict lease_refused(struct call *c)
 	return v_deny(EINVAL, "fcntl.lease");
 }
 
+/* F_NOTIFY (dnotify) on a directory of the sandbox's own layers (a tmpfs
+ * mount, an overlay's upper layer), where only the sandbox and moat for it
+ * make changes: the kernel's, in the caller (the watch belongs to its fd
+ * table, the signal to its process).  On any other directory refused, as
+ * without CONFIG_DNOTIFY: a host directory's changes are the host's.  The
+ * fd is looked at from a copy when the call arrives; a thread that swaps
+ * the number (dup2) before the kernel runs could watch a host directory
+ * the sandbox can see — what polling its listing tells anyway
+ * (docs/security.md). */
+static struct verdict dnotify(struct call *c)
+{
+	int fd = call_getfd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(EBADF);
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -EBADF : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+	struct vfs_mount *m = r == 0 ? fs_mount_of_fd(c->vfs, fd) : NULL;
+	bool own = m && (m->kind == MNT_TMPFS ||
+			 (m->kind == MNT_OVERLAY && fs_fd_changeable(c->vfs, fd) == 0));
+	call_putfd(fd);
+	if (r < 0)
+		return v_error(-r);
+	return own ? v_continue() : v_deny(EINVAL, "fcntl.dnotify");
+}
+
 struct verdict sys_fcntl(struct call *c)
 {
 	int cmd = (int)c->arg[1];
@@ -397,10 +423,7 @@ struct verdict sys_fcntl(struct call *c)
 	case F_OFD_SETLK:
 	case F_OFD_SETLKW: return fs_fcntl_lock(c);
 	case F_SETLEASE: return lease_refused(c);
-	case F_NOTIFY:
-		/* As without CONFIG_DNOTIFY: inotify serves the sandbox's own
-		 * directories. */
-		return v_deny(EINVAL, "fcntl.dnotify");
+	case F_NOTIFY: return dnotify(c);
 	}
 	return v_error(EINVAL); /* a command this kernel's fcntl does not know */
 }

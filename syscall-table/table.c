@@ -447,8 +447,8 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
  * the record locks, which reach the inode's lock table, the host's for a
  * host file (sys_lock.c); F_SETLEASE, which makes every other opener of the
  * file wait, moat's loop and the host's programs too; F_NOTIFY (dnotify),
- * which reports others' reads of a host directory.  All checked by the
- * supervisor. */
+ * which reports others' reads of a host directory (served only on the
+ * sandbox's own directories).  All checked by the supervisor. */
 /* clang-format off */
 const unsigned sc_fcntl_allowed[] = {
 	F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,

@@ -8,8 +8,12 @@
  * opens, reads and touches DIR/NAME on the host, a name we never use
  * ourselves (it holds the run's token).  We read events for 3 s at most.
  *
- * ESCAPED for each DIR whose watch reported NAME: host activity, seen from
- * inside.  The fixed moat keeps the sandbox's watches away from the host's
+ * Each DIR is also watched with dnotify (fcntl F_NOTIFY, a signal per
+ * access, change or attribute change in it), which moat serves only on
+ * the sandbox's own layers.
+ *
+ * ESCAPED for each DIR whose watch reported NAME (or whose dnotify
+ * signalled): host activity, seen from inside.  The fixed moat keeps the sandbox's watches away from the host's
  * directories (refused, or a watch that sees only the sandbox's own
  * changes); either way nothing the host does there shows.  Natively the
  * watches are the host's: ESCAPED.
@@ -19,8 +23,37 @@
 #include "esc.h"
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <time.h>
+
+/* dnotify: the signal's si_fd names the directory whose watch fired. */
+static volatile sig_atomic_t dn_fired[64];
+
+static void on_dnotify(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	if (si->si_fd >= 0 && si->si_fd < 64)
+		dn_fired[si->si_fd] = 1;
+}
+
+/* A dnotify watch on `dir`: its fd, or -1 (held: said why). */
+static int dnotify_watch(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fd >= 64) {
+		esc_held("dnotify: open %s: %s", dir, fd < 0 ? esc_errname(errno) : "fd too high");
+		return -1;
+	}
+	if (fcntl(fd, F_SETSIG, SIGRTMIN + 1) < 0 ||
+	    fcntl(fd, F_NOTIFY, DN_ACCESS | DN_MODIFY | DN_ATTRIB | DN_MULTISHOT) < 0) {
+		esc_held("dnotify on %s: %s", dir, esc_errname(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 int main(int argc, char **argv)
 {
@@ -35,6 +68,11 @@ int main(int argc, char **argv)
 		esc_held("inotify_init1: %s", esc_errname(errno));
 		return esc_finish();
 	}
+	struct sigaction sa = { .sa_sigaction = on_dnotify, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	int dn[8];
+	for (int i = 0; i < ndirs; i++)
+		dn[i] = dnotify_watch(argv[2 + i]);
 	int wd[8], seen[8] = { 0 }, watching = 0;
 	for (int i = 0; i < ndirs; i++) {
 		wd[i] = inotify_add_watch(in, argv[2 + i], IN_OPEN | IN_ACCESS | IN_MODIFY | IN_ATTRIB | IN_CLOSE);
@@ -74,6 +112,10 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < ndirs; i++) {
+		if (dn[i] >= 0 && dn_fired[dn[i]])
+			esc_won("dnotify on %s signalled the host at work there", argv[2 + i]);
+		else if (dn[i] >= 0)
+			esc_held("dnotify on %s: no signal in 3 s", argv[2 + i]);
 		if (wd[i] < 0)
 			continue;
 		if (seen[i])
