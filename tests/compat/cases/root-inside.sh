@@ -1,5 +1,6 @@
 # root-inside: the sandbox's root (--uid 0) switches users as root does
-# (setresuid, setgroups, setpriv, su and runuser through PAM), a process that gave up root gets only
+# (setresuid, setgroups, setpriv, su and runuser through PAM, an apt-style
+# drop to _apt), a process that gave up root gets only
 # what its new ids may have (a file root made 0600 stays closed to it, a
 # file it makes is its own), Debian's system accounts have their names, and
 # tar restores the owners of an archive with several (chown, fchown, and
@@ -48,6 +49,11 @@ print("status", status["Uid"].split(), status["Gid"].split())
 EOF
 setpriv --reuid=1000 --regid=1000 --clear-groups id -u
 su -s /bin/sh nobody -c "id -un" </dev/null; runuser -u daemon -- id -u
+# apt-style: root prepares a 0700 directory of _apt, then drops to _apt
+# (setgroups, setresgid, setresuid) to download into it
+mkdir -m 0700 partial && chown _apt:root partial && touch rootonly && chmod 0600 rootonly &&
+    setpriv --reuid=_apt --regid=nogroup --clear-groups sh -c "id -un; touch partial/pkg.deb && echo apt writes;
+    cat rootonly 2>/dev/null || echo apt cannot read root files"
 setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "touch shared/by-setpriv; stat -c %u:%g shared/by-setpriv"
 # listings moat makes (/etc without its hidden names, /proc) and a
 # process that gave up root looking at its own fds (not dumpable)
