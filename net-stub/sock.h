@@ -57,6 +57,9 @@ struct sock_unix_target {
  * *v and nothing held. */
 int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, socklen_t salen,
 		     bool create, struct sock_unix_target *out, struct verdict *v);
+/* A pathname AF_UNIX address the kernel reported (`*len` bytes): moat's
+ * name of a binding it made becomes the sandbox's own, as bound. */
+void sock_unix_shown(struct sockaddr_un *sa, socklen_t *len);
 
 /* Fill c->dest (and the detail) for an inet destination; `rule`: the
  * allow rule that matched it, or NULL. */

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -26,6 +28,67 @@
 #include "syscall-table/handlers.h"
 
 /* ---- addresses ---- */
+
+/* Pathname AF_UNIX names moat bound for the sandbox.  moat binds through
+ * a directory fd of its own, so the kernel records the name it was given,
+ * "/proc/self/fd/N/NAME", and reports it (getsockname, getpeername,
+ * recvfrom's sender).  Each such name is kept with the sandbox's own, as
+ * it wrote it, and the virtual path it named: getsockname and getpeername
+ * show the sandbox's, and a connect or sendto naming moat's (a sender's
+ * address passed back) goes where the sandbox's did.  N is made unique
+ * among the recent bindings (a number of its own, rotating above 4096),
+ * so one kernel name stands for one binding. */
+#define UNIX_NAMES 256
+static struct unix_name {
+	char kernel[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char shown[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	size_t shown_len; /* bytes of shown (the name's length as bound) */
+	char *vpath;      /* what it named in the view */
+} unix_names[UNIX_NAMES];
+static unsigned unix_next;
+
+static void unix_name_keep(const char *kernel, const char *shown, size_t shown_len,
+			   const char *vpath)
+{
+	struct unix_name *u = &unix_names[unix_next++ % UNIX_NAMES];
+	char *vp = strdup(vpath);
+	if (!vp)
+		return;
+	free(u->vpath);
+	snprintf(u->kernel, sizeof u->kernel, "%s", kernel);
+	memcpy(u->shown, shown, shown_len);
+	u->shown_len = shown_len;
+	u->vpath = vp;
+}
+
+/* The newest binding whose kernel name is `kernel`, or NULL. */
+static const struct unix_name *unix_name_find(const char *kernel)
+{
+	if (strncmp(kernel, "/proc/self/fd/", 14) != 0)
+		return NULL;
+	for (unsigned i = 0; i < UNIX_NAMES; i++) {
+		const struct unix_name *u = &unix_names[(unix_next - 1 - i) % UNIX_NAMES];
+		if (u->vpath && strcmp(u->kernel, kernel) == 0)
+			return u;
+	}
+	return NULL;
+}
+
+void sock_unix_shown(struct sockaddr_un *sa, socklen_t *len)
+{
+	if (*len <= offsetof(struct sockaddr_un, sun_path) || sa->sun_path[0] == '\0')
+		return;
+	char kernel[sizeof sa->sun_path + 1];
+	size_t n = strnlen(sa->sun_path, *len - offsetof(struct sockaddr_un, sun_path));
+	memcpy(kernel, sa->sun_path, n);
+	kernel[n] = '\0';
+	const struct unix_name *u = unix_name_find(kernel);
+	if (!u)
+		return;
+	memset(sa->sun_path, 0, sizeof sa->sun_path);
+	memcpy(sa->sun_path, u->shown, u->shown_len);
+	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + u->shown_len);
+}
 
 /* Copy the sockaddr argument once.  0, or -1 with the verdict in *v. */
 int sock_read_addr(struct call *c, uint64_t addr, socklen_t len, struct sockaddr_storage *ss,
@@ -85,6 +148,11 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 	size_t n = strnlen(sa->sun_path, plen);
 	memcpy(c->path[0], sa->sun_path, n);
 	c->path[0][n] = '\0';
+	/* moat's own name of a binding (a sender's address passed back):
+	 * where the sandbox's named */
+	const struct unix_name *known = create ? NULL : unix_name_find(c->path[0]);
+	if (known)
+		snprintf(c->path[0], sizeof c->path[0], "%s", known->vpath);
 	c->npath = 1;
 	struct vfs_path p;
 	int r = fs_walk_str(c, ARG_CWD, c->path[0], 0, create ? 0 : VW_FOLLOW, &p);
@@ -106,6 +174,12 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 				vfs_path_release(&p);
 				return -1;
 			}
+			static unsigned seq;
+			int u = fcntl(out->hold, F_DUPFD_CLOEXEC, 4096 + (int)(seq++ % 4096));
+			if (u >= 0) {
+				close(out->hold);
+				out->hold = u;
+			}
 			int m = snprintf(out->sun.sun_path, sizeof out->sun.sun_path,
 					 "/proc/self/fd/%d/%s", out->hold, p.name);
 			if ((size_t)m >= sizeof out->sun.sun_path) {
@@ -115,6 +189,10 @@ int sock_unix_target(struct call *c, int sock, const struct sockaddr_un *sa, soc
 			}
 			out->len =
 				(socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)m + 1);
+			/* the sandbox's name, as long as it bound it (a NUL
+			 * included when it gave one) */
+			unix_name_keep(out->sun.sun_path, sa->sun_path, n < plen ? n + 1 : n,
+				       p.vpath);
 			vfs_path_release(&p);
 			return 0;
 		}
@@ -421,4 +499,36 @@ struct verdict sys_connect(struct call *c)
 	bool abstract = ss.ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
 			((struct sockaddr_un *)&ss)->sun_path[0] == '\0';
 	return connect_on(c, s, &t.sun, t.len, t.hold, -1, abstract);
+}
+
+/* getsockname and getpeername: the kernel's answer on moat's copy of the
+ * socket, with a pathname AF_UNIX name moat bound shown as the sandbox
+ * bound it (sock_unix_shown).  As the kernel: *addrlen is the address's
+ * length, of which at most the caller's *addrlen bytes are written. */
+struct verdict sys_sockname(struct call *c)
+{
+	socklen_t ulen;
+	if (call_read(c, c->arg[2], &ulen, sizeof ulen) < 0)
+		return v_error(EFAULT);
+	if ((int)ulen < 0)
+		return v_error(EINVAL);
+	int fd = call_getfd(c, (int)c->arg[0]);
+	if (fd < 0)
+		return v_error(EBADF);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	memset(&ss, 0, sizeof ss);
+	int r = c->nr == SYS_getpeername ? getpeername(fd, (struct sockaddr *)&ss, &len)
+					 : getsockname(fd, (struct sockaddr *)&ss, &len);
+	int e = errno;
+	call_putfd(fd);
+	if (r < 0)
+		return v_error(e);
+	if (ss.ss_family == AF_UNIX)
+		sock_unix_shown((struct sockaddr_un *)&ss, &len);
+	size_t n = len < ulen ? len : ulen;
+	if ((n && call_write(c, c->arg[1], &ss, n) < 0) ||
+	    call_write(c, c->arg[2], &len, sizeof len) < 0)
+		return v_error(EFAULT);
+	return v_value(0);
 }

@@ -41,7 +41,7 @@ H(sys_rwf_nowait);       /* preadv2/pwritev2 with RWF_NOWAIT: refused */
 H(sys_execve); H(sys_execveat);
 
 /* net-stub/sys_socket.c, sys_connect.c, sys_sendmsg.c */
-H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_listen); H(sys_setsockopt);
+H(sys_socket); H(sys_socketpair); H(sys_connect); H(sys_bind); H(sys_sockname); H(sys_listen); H(sys_setsockopt);
 H(sys_sendto); H(sys_sendmsg); H(sys_sendmmsg);
 
 /* interposer/sys_proc.c: signals, pids, identity */

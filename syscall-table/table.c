@@ -96,8 +96,8 @@ const struct sc_entry sc_table[SC_NR_MAX] = {
 	[__NR_bind] = { "bind", { A_FD, A_SOCKADDR, A_UINT }, SC_NET, SUPERVISE(sys_bind) },
 	/* Listening on a socket of the host world would open a host port. */
 	[__NR_listen] = { "listen", { A_FD, A_INT }, SC_NET, SUPERVISE(sys_listen) },
-	[__NR_getsockname] = { "getsockname", { A_FD, A_PTR, A_PTR }, SC_NET, KERNEL },
-	[__NR_getpeername] = { "getpeername", { A_FD, A_PTR, A_PTR }, SC_NET, KERNEL },
+	[__NR_getsockname] = { "getsockname", { A_FD, A_PTR, A_PTR }, SC_NET, SUPERVISE(sys_sockname) },
+	[__NR_getpeername] = { "getpeername", { A_FD, A_PTR, A_PTR }, SC_NET, SUPERVISE(sys_sockname) },
 	[__NR_socketpair] = { "socketpair", { A_FAMILY, A_SOCKTYPE, A_INT, A_PTR }, SC_NET, KERNEL_IF(COND_AF_UNIX, sys_socketpair) },
 	[__NR_setsockopt] = { "setsockopt", { A_FD, A_INT, A_INT, A_PTR, A_UINT }, SC_NET, KERNEL_IF(COND_SOCKOPT_ALLOWED, sys_setsockopt) },
 	[__NR_getsockopt] = { "getsockopt", { A_FD, A_INT, A_INT, A_PTR, A_PTR }, SC_NET, KERNEL },

@@ -37,6 +37,32 @@ public class V6 {
 }
 """
 d = tempfile.mkdtemp()
+
+# AF_UNIX names as bound: getsockname, getpeername, a connect to what
+# getsockname said, a reply to recvfrom's sender (LTP bind04/bind05)
+os.chdir(d)
+rel = socket.socket(socket.AF_UNIX)
+rel.bind("rel.sock")
+print("unix getsockname (relative) as bound:", rel.getsockname() == "rel.sock")
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(os.path.join(d, "abs.sock"))
+srv.listen()
+print("unix getsockname (absolute) as bound:", srv.getsockname() == os.path.join(d, "abs.sock"))
+cli = socket.socket(socket.AF_UNIX)
+cli.connect(srv.getsockname())
+acc, _ = srv.accept()
+print("unix getpeername as bound:", cli.getpeername() == os.path.join(d, "abs.sock"))
+u1 = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+u1.bind(os.path.join(d, "d1"))
+u2 = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+u2.bind(os.path.join(d, "d2"))
+u2.sendto(b"ping", os.path.join(d, "d1"))
+data, sender = u1.recvfrom(16)
+u1.sendto(b"pong", sender)
+print("unix datagram reply to the sender:", data, u2.recvfrom(16)[0])
+for s in (rel, srv, cli, acc, u1, u2):
+    s.close()
+sys.stdout.flush()
 with open(os.path.join(d, "V6.java"), "w") as f:
     f.write(java)
 j = subprocess.Popen(["java", "-Xshare:off", os.path.join(d, "V6.java")], stdin=subprocess.PIPE,
